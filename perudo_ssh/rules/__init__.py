@@ -1,0 +1,78 @@
+"""The Perudo rules engine (RULES.md): pure, immutable, dice passed in.
+
+Imports neither textual nor asyncssh. See `engine` for `apply`, `options` for the presets,
+`view` for the per-player observation.
+"""
+
+from perudo_ssh.rules.engine import (
+    apply,
+    beats,
+    bid_fault,
+    count_bid,
+    legal_actions,
+    legal_bids,
+    new_game,
+    next_active,
+    opening_leaders,
+)
+from perudo_ssh.rules.options import (
+    OPTION_NAMES,
+    PRESET_NAMES,
+    PRESETS,
+    Options,
+    OptionsError,
+    options_for,
+    overrides_of,
+)
+from perudo_ssh.rules.state import (
+    ERROR_CODES,
+    Action,
+    Bid,
+    BidEntry,
+    Call,
+    DeclareCalzone,
+    PlaceBid,
+    Reroll,
+    Roll,
+    RoundResult,
+    RuleError,
+    State,
+    Tokens,
+)
+from perudo_ssh.rules.view import Choices, GameView, SeatView, observe
+
+__all__ = [
+    "ERROR_CODES",
+    "OPTION_NAMES",
+    "PRESETS",
+    "PRESET_NAMES",
+    "Action",
+    "Bid",
+    "BidEntry",
+    "Call",
+    "Choices",
+    "DeclareCalzone",
+    "GameView",
+    "Options",
+    "OptionsError",
+    "PlaceBid",
+    "Reroll",
+    "Roll",
+    "RoundResult",
+    "RuleError",
+    "SeatView",
+    "State",
+    "Tokens",
+    "apply",
+    "beats",
+    "bid_fault",
+    "count_bid",
+    "legal_actions",
+    "legal_bids",
+    "new_game",
+    "next_active",
+    "observe",
+    "opening_leaders",
+    "options_for",
+    "overrides_of",
+]
