@@ -1,0 +1,286 @@
+"""One SSH session channel running one Textual app."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any, cast
+
+import asyncssh
+
+from perudo_ssh.names import clean_name
+from perudo_ssh.ssh.driver import SSHDriver
+from perudo_ssh.ssh.isolation import color_system_for, isolate_app
+from perudo_ssh.ssh.login import AppFactory, Login
+from perudo_ssh.ssh.terminal_input import format_error
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.driver import Driver
+
+logger = logging.getLogger(__name__)
+
+MAX_OUTPUT_BUFFER = 1024 * 1024
+"""Bytes of output waiting for a client that stopped reading before it is dropped."""
+
+MAX_SIZE = (1000, 500)
+"""Largest terminal (width, height) honoured; bigger requests are clamped."""
+
+DEFAULT_SIZE = (80, 24)
+
+INPUT_RATE = 16 * 1024
+"""Sustained input accepted per session, bytes per second (typing and mouse are far less)."""
+INPUT_BURST = 128 * 1024
+"""Input accepted at once above the sustained rate (a paste)."""
+INPUT_CHUNK = 1024
+"""Bytes parsed per loop step, so one session's flood cannot starve the others."""
+MAX_PENDING_INPUT = 64 * 1024
+"""Bytes held before the channel stops reading (SSH flow control then slows the client)."""
+MAX_BACKLOG = 100
+"""App messages queued before parsing more input waits."""
+
+SHUTDOWN_GRACE = 5.0
+"""Seconds an app gets to exit after its client left before its task is cancelled."""
+
+NO_PTY_MESSAGE = b"perudo-ssh needs an interactive terminal: run `ssh -t ...`\r\n"
+EXEC_MESSAGE = b"perudo-ssh does not run commands: connect with plain `ssh ...`\r\n"
+CRASH_MESSAGE = b"\r\nperudo-ssh: something went wrong and this session ended. Sorry!\r\n"
+
+
+class _TokenBucket:
+    """Allows `rate` units per second, up to `burst` at once."""
+
+    def __init__(self, rate: float, burst: float, now: float) -> None:
+        self.rate, self.burst = rate, burst
+        self._tokens, self._time = burst, now
+
+    def take(self, wanted: int, now: float) -> int:
+        """Take up to `wanted` units; returns how many were granted."""
+        self._tokens = min(self.burst, self._tokens + (now - self._time) * self.rate)
+        self._time = now
+        granted = min(wanted, int(self._tokens))
+        self._tokens -= granted
+        return granted
+
+    def wait(self, wanted: int) -> float:
+        """Seconds until `wanted` units (capped at burst) will be available."""
+        return max(0.0, min(wanted, self.burst) - self._tokens) / self.rate
+
+
+def _clamp(width: int, height: int) -> tuple[int, int]:
+    if width <= 0 or height <= 0:
+        return DEFAULT_SIZE
+    return min(width, MAX_SIZE[0]), min(height, MAX_SIZE[1])
+
+
+class AppSession(asyncssh.SSHServerSession[bytes]):
+    """Runs the factory's app on one PTY session channel.
+
+    Refuses exec requests, subsystems (SFTP) and sessions without a PTY with a
+    one-line message and exit status 1. Ends with the app's return code (0 for a
+    plain `App.exit()`), or 1 and a short apology if the app crashed.
+    """
+
+    def __init__(
+        self, app_factory: AppFactory, username: str, fingerprint: str | None, peer: str
+    ) -> None:
+        self._app_factory = app_factory
+        self._username = username
+        self._fingerprint = fingerprint
+        self._peer = peer
+        self._loop = asyncio.get_running_loop()
+        self._chan: asyncssh.SSHServerChannel[bytes] | None = None
+        self._refusal: bytes | None = None
+        self._size = DEFAULT_SIZE
+        self._task: asyncio.Task[None] | None = None
+        self._app: App[Any] | None = None
+        self._driver: SSHDriver | None = None
+        self._closed = False
+        self._pending = bytearray()
+        self._reading_paused = False
+        self._pump_handle: asyncio.Handle | None = None
+        self._bucket = _TokenBucket(INPUT_RATE, INPUT_BURST, self._loop.time())
+
+    @property
+    def closed(self) -> bool:
+        """True once the channel is gone."""
+        return self._closed
+
+    # asyncssh callbacks: setup
+
+    def connection_made(self, chan: asyncssh.SSHServerChannel[bytes]) -> None:
+        self._chan = chan
+
+    def pty_requested(
+        self, term_type: str, term_size: tuple[int, int, int, int], term_modes: Any
+    ) -> bool:
+        self._size = _clamp(term_size[0], term_size[1])
+        return True
+
+    def shell_requested(self) -> bool:
+        return True
+
+    def exec_requested(self, command: str) -> bool:
+        # Accepted only to answer with a message; the command is never run.
+        logger.info("refused exec request %r from %s", command[:80], self._peer)
+        self._refusal = EXEC_MESSAGE
+        return True
+
+    def subsystem_requested(self, subsystem: str) -> bool:
+        logger.info("refused subsystem %r from %s", subsystem[:80], self._peer)
+        return False
+
+    def session_started(self) -> None:
+        chan = self._chan
+        assert chan is not None
+        term = chan.get_terminal_type()
+        if term is None or self._refusal is not None:
+            chan.write_stderr(self._refusal or NO_PTY_MESSAGE)
+            chan.exit(1)
+            return
+        env = chan.get_environment()
+        login = Login(
+            username=self._username,
+            name=clean_name(self._username),
+            fingerprint=self._fingerprint,
+            peer=self._peer,
+            term=term[:64],
+            colorterm=env.get("COLORTERM", "")[:64] or None,
+            lang=(env.get("LC_ALL") or env.get("LANG") or "")[:64] or None,
+            size=self._size,
+        )
+        self._task = self._loop.create_task(self._run(login), name=f"perudo-ssh {self._peer}")
+
+    # asyncssh callbacks: running
+
+    def terminal_size_changed(self, width: int, height: int, pixwidth: int, pixheight: int) -> None:
+        self._size = _clamp(width, height)
+        if self._driver is not None:
+            self._driver.resize(*self._size)
+
+    def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
+        self._pending += data
+        if len(self._pending) > MAX_PENDING_INPUT and self._chan is not None:
+            self._chan.pause_reading()
+            self._reading_paused = True
+        self._schedule_pump(0.0)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self._pending.clear()
+        if self._pump_handle is not None:
+            self._pump_handle.cancel()
+            self._pump_handle = None
+        if self._app is not None:
+            logger.info("client %s left; closing its app", self._peer)
+            self._app.exit()
+            self._call_later(SHUTDOWN_GRACE, self._cancel_task)
+
+    # SessionTerminal, for the driver
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """Current (width, height) of the client's terminal, in cells."""
+        return self._size
+
+    def attach(self, driver: SSHDriver) -> None:
+        """Route input to `driver` (called when the app enters application mode)."""
+        self._driver = driver
+        self._schedule_pump(0.0)
+
+    def send(self, data: bytes) -> None:
+        """Write to the client, or drop the connection if it stopped reading."""
+        chan = self._chan
+        if self._closed or chan is None or chan.is_closing():
+            return
+        chan.write(data)
+        buffered = chan.get_write_buffer_size() + self._transport_buffer_size(chan)
+        if buffered > MAX_OUTPUT_BUFFER:
+            logger.warning(
+                "dropping %s: %d bytes of output unread (limit %d)",
+                self._peer,
+                buffered,
+                MAX_OUTPUT_BUFFER,
+            )
+            self._closed = True
+            chan.get_extra_info("connection").abort()
+
+    @staticmethod
+    def _transport_buffer_size(chan: asyncssh.SSHServerChannel[bytes]) -> int:
+        # asyncssh ignores TCP back-pressure: while the client's SSH window is
+        # open, unread output piles up in the asyncio transport, not the channel.
+        # A client may advertise a huge window, so count that buffer too.
+        transport = getattr(chan.get_extra_info("connection"), "_transport", None)
+        return transport.get_write_buffer_size() if transport is not None else 0
+
+    # Input pacing
+
+    def _schedule_pump(self, delay: float) -> None:
+        if self._pump_handle is None and not self._closed:
+            self._pump_handle = self._call_later(delay, self._pump_input)
+
+    def _call_later(self, delay: float, callback: Callable[[], None]) -> asyncio.TimerHandle:
+        # Callbacks such as connection_lost can run inside the app's task (a write
+        # found the pipe broken); a timer scheduled there would copy the task's
+        # context, whose `active_app` keeps the app alive until the timer fires.
+        return self._loop.call_later(delay, callback, context=contextvars.Context())
+
+    def _pump_input(self) -> None:
+        """Feed pending input to the driver a chunk at a time, within rate and backlog."""
+        self._pump_handle = None
+        driver = self._driver
+        if driver is None or not self._pending:
+            return
+        if driver.backlog > MAX_BACKLOG:
+            self._schedule_pump(0.02)
+            return
+        wanted = min(len(self._pending), INPUT_CHUNK)
+        granted = self._bucket.take(wanted, self._loop.time())
+        if granted:
+            chunk = bytes(self._pending[:granted])
+            del self._pending[:granted]
+            driver.feed(chunk)
+        if self._reading_paused and len(self._pending) <= MAX_PENDING_INPUT // 2:
+            self._reading_paused = False
+            assert self._chan is not None
+            self._chan.resume_reading()
+        if self._pending:
+            self._schedule_pump(0.0 if granted else self._bucket.wait(wanted))
+
+    # The app
+
+    async def _run(self, login: Login) -> None:
+        chan = self._chan
+        assert chan is not None
+        status, crashed = 1, True
+        try:
+            app = self._app_factory(login)
+            isolate_app(app, color_system_for(login.term, login.colorterm))
+            app.driver_class = cast("type[Driver]", partial(SSHDriver, terminal=self))
+            self._app = app
+            logger.info("session for %r (%s) from %s started", login.name, login.term, login.peer)
+            await app.run_async(size=login.size)
+            error = getattr(app, "_exception", None)
+            if error is not None:
+                logger.error("app for %s crashed:\n%s", login.peer, format_error(error))
+            else:
+                status, crashed = app.return_code or 0, False
+        except Exception as error:
+            logger.error("session for %s failed:\n%s", login.peer, format_error(error))
+        finally:
+            self._app = None
+            self._driver = None
+            self._pending.clear()
+        if not self._closed and not chan.is_closing():
+            if crashed:
+                chan.write_stderr(CRASH_MESSAGE)
+            chan.exit(status)
+        logger.info("session for %s ended (status %d)", login.peer, status)
+
+    def _cancel_task(self) -> None:
+        if self._task is not None and not self._task.done():
+            logger.warning("app for %s did not exit in time; cancelling it", self._peer)
+            self._task.cancel()

@@ -1,0 +1,150 @@
+"""Turn the bytes a client's terminal sends into Textual messages.
+
+Everything here distrusts the client: invalid UTF-8 is replaced, bracketed pastes
+are cut to a bounded length, size reports typed into the stream are ignored (only
+the SSH window-change request may resize), and a sequence that crashes Textual's
+parser costs the parser's state, never the session.
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import traceback
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from types import MethodType
+
+from textual import events, messages
+from textual._xterm_parser import XTermParser
+from textual.message import Message
+
+logger = logging.getLogger(__name__)
+
+PASTE_START = "\x1b[200~"
+PASTE_END = "\x1b[201~"
+_MARKER_TAIL = len(PASTE_START) - 1
+
+# Size reports the client can forge by typing escape sequences: a fake huge size
+# would make the app lay out and paint an enormous screen.
+_UNTRUSTED = (events.Resize, messages.InBandWindowResize)
+
+
+def format_error(error: BaseException) -> str:
+    """The traceback of `error` as text.
+
+    Session code logs this rather than passing `exc_info`: a log record kept by a
+    handler (a buffer, pytest's capture) would otherwise keep the traceback's
+    frames, and through them the session's app, alive.
+    """
+    return "".join(traceback.format_exception(error)).rstrip()
+
+
+class _SessionParser(XTermParser):
+    """Textual's xterm parser with a per-instance, crash-proof key cache.
+
+    `XTermParser._parse_extended_key` is an `lru_cache` on the method, shared by the
+    class: its keys hold up to 1024 parser instances, and through the app's driver
+    their apps, long after the session ended. A cache per instance dies with it.
+    It also raises on a Kitty key with a huge code point (`ESC [ 99999999999 u`),
+    which kills the parser; such a sequence is treated as unknown instead.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(debug=False)  # debug=True would write keys.log on the server
+        unbound = XTermParser._parse_extended_key.__wrapped__  # type: ignore[attr-defined]
+        cached = lru_cache(maxsize=256)(MethodType(unbound, self))
+
+        def parse_extended_key(sequence: str) -> list[events.Key] | None:
+            try:
+                return cached(sequence)
+            except (ValueError, OverflowError):
+                return None
+
+        self._parse_extended_key = parse_extended_key  # type: ignore[method-assign]
+
+
+class PasteLimiter:
+    """Cut bracketed pastes to at most `limit` characters.
+
+    Works on the decoded stream before the parser, whose paste buffer is otherwise
+    unbounded. Markers split across chunks are found by remembering the last few
+    characters seen. Characters past the limit are dropped and the paste is closed
+    early with an end marker, so the app receives the first `limit` characters.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._tail = ""
+        self._in_paste = False
+        self._length = 0
+        self._cut = False
+
+    def filter(self, text: str) -> str:
+        """Return `text` with over-long paste content removed."""
+        out: list[str] = []
+        position = 0
+        while position < len(text):
+            marker = PASTE_END if self._in_paste else PASTE_START
+            found = self._find_end_of(marker, text, position)
+            stop = len(text) if found < 0 else found
+            if not self._in_paste:
+                out.append(text[position:stop])
+            else:
+                room = max(0, self.limit - self._length)
+                length = stop - position
+                self._length += length
+                out.append(text[position : position + min(room, length)])
+                if length > room:
+                    if not self._cut:
+                        logger.info("paste longer than %d characters cut", self.limit)
+                        self._cut = True
+                    if found >= 0:
+                        out.append(PASTE_END)
+            if found >= 0:
+                self._in_paste = not self._in_paste
+                self._length = 0
+                self._cut = False
+            position = stop
+        self._tail = (self._tail + text)[-_MARKER_TAIL:]
+        return "".join(out)
+
+    def _find_end_of(self, marker: str, text: str, start: int) -> int:
+        """Index in `text` just past the next `marker` at or after `start`, or -1."""
+        context = (self._tail + text[:start])[-_MARKER_TAIL:]
+        index = (context + text[start:]).find(marker)
+        if index < 0:
+            return -1
+        return start + index + len(marker) - len(context)
+
+
+class TerminalInput:
+    """Decode, bound and parse one session's input into Textual messages."""
+
+    def __init__(self, max_paste: int) -> None:
+        self._decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
+        self._pastes = PasteLimiter(max_paste)
+        self._parser = _SessionParser()
+
+    def feed(self, data: bytes) -> list[Message]:
+        """Parse `data`; returns the complete messages it yields (maybe none)."""
+        text = self._pastes.filter(self._decode(data))
+        if not text:
+            return []  # feeding "" would tell the parser the stream has ended
+        return self._run(lambda: self._parser.feed(text))
+
+    def tick(self) -> list[Message]:
+        """Messages due by time alone, such as a lone Escape after `ESCAPE_DELAY`."""
+        return self._run(self._parser.tick)
+
+    def _run(self, step: Callable[[], Iterable[Message]]) -> list[Message]:
+        produced: list[Message] = []
+        try:
+            for message in step():
+                if not isinstance(message, _UNTRUSTED):
+                    produced.append(message)
+        except Exception as error:
+            # The parser is a generator: once it raises it is dead. Start afresh.
+            logger.warning("terminal input parser failed; resetting it:\n%s", format_error(error))
+            self._parser = _SessionParser()
+        return produced
