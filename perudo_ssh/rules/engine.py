@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 from msgspec.structs import replace
 
@@ -126,6 +127,28 @@ def _beats(rule: str, n: int, f: int, n2: int, f2: int, wild: bool) -> bool:
     return n2 >= n and f2 >= f and (n2, f2) != (n, f)  # monotone
 
 
+def _raise_counts(rule: str, n: int, f: int, f2: int, wild: bool, top: int) -> range:
+    """The counts `n2` (within 1..`top`) for which `n2 × f2` beats `n × f`: the same answer as
+    `_beats`, as one range, so `legal_bids` need not test every count (random-play hot path)."""
+    if wild and (f == 1 or f2 == 1):
+        if f != 1:
+            low = (n + 1) // 2
+        elif f2 == 1:
+            low = n + 1
+        else:
+            low = 2 * n + 1
+        return range(max(low, 1), top + 1)
+    if f2 == f:
+        return range(n + 1, top + 1)
+    if rule == "count-or-face":
+        return range(n + 1 if f2 < f else n, top + 1)
+    if f2 < f:
+        return range(0)
+    if rule == "one-at-a-time":
+        return range(n, min(n, top) + 1)
+    return range(n, top + 1)  # monotone
+
+
 def beats(options: Options, last: Bid, new: Bid, wild: bool) -> bool:
     """Whether `new` is higher than `last` (RULES.md §3). `wild`: a normal round, where the
     paco conversions apply; otherwise face 1 ranks lowest and `raise_rule` compares."""
@@ -139,9 +162,16 @@ def _fault(code: str, message: str) -> RuleError:
 def _check_running(state: State, seat: int) -> None:
     if state.phase == "over":
         raise _fault("game_over", "the game is over")
+    # RECORD.md precedence: unknown_player comes before action_after_call. A player who lost
+    # their last die to the round's call is still at the table until the next roll (as the
+    # referee reads "still in the game"), so only they get action_after_call.
+    if not 0 <= seat < state.seats:
+        raise _fault("unknown_player", "that player has no dice in this game")
     if state.phase == "rolling":
+        if state.counts[seat] == 0 and not (state.results and state.results[-1].loser == seat):
+            raise _fault("unknown_player", "that player has no dice in this game")
         raise _fault("action_after_call", "the round is over; wait for the next roll")
-    if not 0 <= seat < state.seats or state.counts[seat] == 0:
+    if state.counts[seat] == 0:
         raise _fault("unknown_player", "that player has no dice in this game")
 
 
@@ -433,24 +463,46 @@ def legal_bids(state: State, seat: int) -> list[Bid]:
 
     The same answer as `bid_fault(state, seat, bid) is None` over every bid, computed
     without building the refused ones."""
+    key = _bids_key(state, seat)
+    return [] if key is None else list(_bids_after(*key))
+
+
+def _bids_key(state: State, seat: int) -> tuple[str, Bid | None, bool, bool, int] | None:
+    """What the legal bids of `seat` depend on, or None when it may not bid."""
     if state.phase != "bidding" or seat != state.turn or state.counts[seat] == 0:
-        return []
-    top = state.dice_in_play
+        return None
     wild = pacos_wild(state)
     last = state.last_bid
+    free_face = last is not None and not wild and may_change_face(state, seat)
+    return (
+        state.options.raise_rule,
+        None if last is None else last.bid,
+        wild,
+        free_face,
+        state.dice_in_play,
+    )
+
+
+# Cached because states are immutable values and many share these inputs: listing the bids
+# is the hot path of `legal_actions` and `observe` (random play, the UI on every update).
+@lru_cache(maxsize=1024)
+def _bids_after(
+    rule: str, last: Bid | None, wild: bool, free_face: bool, top: int
+) -> tuple[Bid, ...]:
     if last is None:
-        return [
+        return tuple(
             Bid(count=n, face=f) for f in FACES if not (wild and f == 1) for n in range(1, top + 1)
-        ]
-    n, f = last.bid.count, last.bid.face
-    faces = FACES if wild or may_change_face(state, seat) else (f,)
-    rule = state.options.raise_rule
-    return [
-        Bid(count=n2, face=f2)
-        for f2 in faces
-        for n2 in range(1, top + 1)
-        if _beats(rule, n, f, n2, f2, wild)
-    ]
+        )
+    n, f = last.count, last.face
+    faces = FACES if wild or free_face else (f,)
+    return tuple(
+        Bid(count=n2, face=f2) for f2 in faces for n2 in _raise_counts(rule, n, f, f2, wild, top)
+    )
+
+
+@lru_cache(maxsize=1024)
+def _bid_actions(seat: int, key: tuple[str, Bid | None, bool, bool, int]) -> tuple[PlaceBid, ...]:
+    return tuple(PlaceBid(seat=seat, bid=b) for b in _bids_after(*key))
 
 
 def legal_actions(state: State, seat: int) -> list[Action]:
@@ -460,12 +512,21 @@ def legal_actions(state: State, seat: int) -> list[Action]:
     `new_faces` per distinct multiset is not listed — use `reroll_fault` to check one.
     """
     actions: list[Action] = []
-    if state.phase != "bidding":
+    if state.phase != "bidding" or not 0 <= seat < state.seats or state.counts[seat] == 0:
         return actions
-    if calzone_fault(state, seat) is None:
+    # The guards skip faults that surely refuse, so random play does not build their errors.
+    if seat == state.one_die_seat and not state.bids and calzone_fault(state, seat) is None:
         actions.append(DeclareCalzone(seat=seat))
-    actions.extend(PlaceBid(seat=seat, bid=b) for b in legal_bids(state, seat))
-    for call, fault in (("dudo", dudo_fault), ("calza", calza_fault), ("jonti", jonti_fault)):
-        if fault(state, seat) is None:
-            actions.append(Call(seat=seat, call=call))
+    key = _bids_key(state, seat)
+    if key is not None:
+        actions.extend(_bid_actions(seat, key))
+    if not state.bids:
+        return actions
+    opts = state.options
+    if seat == state.turn and dudo_fault(state, seat) is None:
+        actions.append(Call(seat=seat, call="dudo"))
+    if opts.calza != "off" and calza_fault(state, seat) is None:
+        actions.append(Call(seat=seat, call="calza"))
+    if opts.jonti and jonti_fault(state, seat) is None:
+        actions.append(Call(seat=seat, call="jonti"))
     return actions

@@ -6,6 +6,7 @@ table's seat order (clockwise, RULES.md §1). Dice are tuples of faces 1–6.
 
 from __future__ import annotations
 
+from itertools import compress
 from typing import Literal
 
 import msgspec
@@ -180,7 +181,7 @@ class State(Base, frozen=True):
     @property
     def active(self) -> tuple[int, ...]:
         """Seats that still have dice, in seat order."""
-        return tuple(s for s in range(self.seats) if self.counts[s] > 0)
+        return tuple(compress(range(self.seats), self.counts))  # counts are never negative
 
     @property
     def dice_in_play(self) -> int:

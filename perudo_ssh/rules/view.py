@@ -77,10 +77,10 @@ def _choices(state: State, me: int) -> Choices:
     jonti = jonti_fault(state, me)
     return Choices(
         bids=tuple(legal_bids(state, me)),
-        dudo=dudo_fault(state, me) is None,
+        dudo=me == state.turn and dudo_fault(state, me) is None,
         calza=calza is None,
         jonti=jonti is None,
-        calzone=calzone_fault(state, me) is None,
+        calzone=me == state.one_die_seat and calzone_fault(state, me) is None,
         reroll=(
             state.options.show_and_reroll
             and state.last_action_seat == me
