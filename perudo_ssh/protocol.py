@@ -168,6 +168,7 @@ class TableState(Message, frozen=True, tag=True):
     game: GameView | None
     opening: tuple[tuple[int | None, ...], ...] = ()
     play_again: tuple[str, ...] = ()
+    waiting_for: tuple[str, ...] = ()
 
 
 class Refused(Message, frozen=True, tag=True):

@@ -1,0 +1,435 @@
+"""One table of the lobby: its seats, spectators, game and game log (RULES.md §2.2, RECORD.md).
+
+A `Table` is owned by the lobby actor and touched only from it. It seats players and bots,
+moves its game on (`play` for a player's command, `bot_move`, `advance` for what happens by
+itself) and keeps the engine-level `GameLog`. It holds no sessions, no queues and no timers:
+seats name sessions by id, and the lobby turns a table into events (`table_state` per
+recipient, `summary` for the lobby list). Dice come from the `rng` passed in, as the engine
+wants (STYLE.md item 1). Commands it refuses raise `Refusal`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass, field
+
+from perudo_ssh import bots, protocol
+from perudo_ssh.record import Record, RecordBuilder
+from perudo_ssh.rules import (
+    Action,
+    Bid,
+    Call,
+    DeclareCalzone,
+    Options,
+    OptionsError,
+    PlaceBid,
+    Reroll,
+    Roll,
+    RuleError,
+    State,
+    apply,
+    new_game,
+    observe,
+    opening_leaders,
+    options_for,
+)
+
+log = logging.getLogger(__name__)
+
+BOT_NAMES = ("Ana", "Luis", "Carmen", "Diego", "Lucia", "Mateo", "Sofia", "Pablo", "Elena")
+CALZA_MODES = ("off", "on-turn", "anytime")
+MAX_TABLE_NAME = 32
+
+
+class Refusal(Exception):
+    """A command refused before it changed anything; the lobby sends it back as `Refused`.
+    `code` is a RECORD.md rule error code or a lobby code (protocol.Refused)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(slots=True)
+class Seat:
+    """A seat: `sid` is the session sitting there, None for a bot or a human gone.
+
+    `bot` is True when a bot plays it (from the start, or since its human left mid-game, the
+    human's name kept). `gone` marks a human who left after game over: the seat still shows
+    the finished game and is freed when the next game is set up."""
+
+    name: str
+    sid: int | None
+    bot: bool = False
+    gone: bool = False
+
+
+@dataclass(slots=True)
+class RoundLog:
+    """One round of a game log: the `Roll` dice by seat, then the actions in order."""
+
+    dice: tuple[tuple[int, ...], ...]
+    actions: list[Action] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class GameLog:
+    """Everything needed to replay one game through the engine (RECORD.md `perudo-record/1`).
+
+    `players` are the names in seat order, `first_opener` a seat, `opening` the opening
+    roll-offs (totals by seat, None = did not roll; not replayed), `rounds` each round's
+    `Roll` dice and its player actions (`PlaceBid`, `Call`, `DeclareCalzone`, `Reroll`)."""
+
+    options: Options
+    players: tuple[str, ...]
+    first_opener: int
+    opening: tuple[tuple[int | None, ...], ...]
+    rounds: list[RoundLog] = field(default_factory=list)
+
+    def add(self, action: Action) -> None:
+        """Record an action the engine accepted."""
+        if isinstance(action, Roll):
+            self.rounds.append(RoundLog(dice=action.dice))
+        else:
+            self.rounds[-1].actions.append(action)
+
+    def replay(self) -> State:
+        """The state reached by folding the log through the engine (raises RuleError)."""
+        state = new_game(self.options, len(self.players), self.first_opener)
+        for round_ in self.rounds:
+            state = apply(state, Roll(dice=round_.dice))
+            for action in round_.actions:
+                state = apply(state, action)
+        return state
+
+    def to_record(self) -> Record:
+        """The game as a `perudo-record/1` record (RECORD.md; `encode_record` writes it)."""
+        builder = RecordBuilder(self.options, self.players, self.first_opener)
+        for round_ in self.rounds:
+            builder.add(Roll(dice=round_.dice))
+            for action in round_.actions:
+                builder.add(action)
+        return builder.record()
+
+
+def roll_dice(rng: random.Random, count: int) -> tuple[int, ...]:
+    """`count` faces 1–6."""
+    return tuple(rng.randint(1, 6) for _ in range(count))
+
+
+def table_options(command: protocol.CreateTable) -> Options:
+    """The rules of a table asked for by `command` (RULES.md §7: a preset, calza overridden
+    where allowed). Raises `Refusal("bad_command", why)`."""
+    if not 2 <= command.seats <= 6:
+        raise Refusal("bad_command", "a table has 2 to 6 seats")
+    if not 0 <= command.bots < command.seats:
+        raise Refusal(
+            "bad_command", f"a table of {command.seats} takes 0 to {command.seats - 1} bots"
+        )
+    if command.calza is not None and command.calza not in CALZA_MODES:
+        raise Refusal("bad_command", "calza is off, on-turn or anytime")
+    if command.preset == "club" and command.calza not in (None, "off"):
+        raise Refusal("bad_command", "the club rules play jonti, not calza")
+    overrides = {} if command.calza is None else {"calza": command.calza}
+    try:
+        return options_for(command.preset, **overrides)
+    except OptionsError as err:
+        raise Refusal("bad_command", str(err)) from None
+
+
+class Table:
+    """A table: `size` seats, `status` "waiting", "playing" or "over".
+
+    While waiting, `seats` holds only the taken seats, in order (a leaver's seat closes up).
+    From the start of a game, seat indexes are the engine's seats and never move."""
+
+    def __init__(self, id: int, name: str, options: Options, size: int, creator: int) -> None:
+        self.id = id
+        self.name = name
+        self.options = options
+        self.size = size
+        self.creator: int | None = creator  # a session id
+        self.seats: list[Seat] = []
+        self.spectators: list[int] = []
+        self.status = "waiting"
+        self.state: State | None = None
+        self.opening: tuple[tuple[int | None, ...], ...] = ()
+        self.log: GameLog | None = None
+        self.ready: set[int] = set()  # seats that saw the reveal
+        self.play_again: set[int] = set()  # seats that asked for another game
+        self.epoch = 0  # bumped on every change; timers carry it to detect staleness
+
+    @classmethod
+    def create(
+        cls, id: int, command: protocol.CreateTable, sid: int, name: str, rng: random.Random
+    ) -> Table:
+        """The table `command` asks for, session `sid` (called `name`) at seat 0, bots in
+        the next seats. Raises `Refusal` for a table that cannot be made."""
+        options = table_options(command)
+        title = (command.name or "").strip()[:MAX_TABLE_NAME] or name
+        table = cls(id, title, options, command.seats, creator=sid)
+        table.sit(sid, name)
+        for _ in range(command.bots):
+            table.add_bot(rng)
+        return table
+
+    # ---- who is here ---------------------------------------------------------------------
+
+    def seat_of(self, sid: int) -> int | None:
+        """The seat of session `sid`, or None."""
+        for i, seat in enumerate(self.seats):
+            if seat.sid == sid:
+                return i
+        return None
+
+    def humans(self) -> list[int]:
+        """Seats where a connected human sits."""
+        return [i for i, seat in enumerate(self.seats) if seat.sid is not None]
+
+    def sessions(self) -> list[int]:
+        """Every session at the table: seated humans, then spectators."""
+        return [self.seats[i].sid for i in self.humans()] + list(self.spectators)
+
+    @property
+    def deserted(self) -> bool:
+        """No human seated and nobody watching: the table closes."""
+        return not self.humans() and not self.spectators
+
+    @property
+    def free(self) -> int:
+        """Seats open to a newcomer (waiting), or freed for the next game (over)."""
+        if self.status == "waiting":
+            return self.size - len(self.seats)
+        return sum(1 for seat in self.seats if seat.gone)
+
+    # ---- seating (waiting tables) --------------------------------------------------------
+
+    def sit(self, sid: int, name: str) -> None:
+        """Seat session `sid` at the next free seat (the caller checked there is one).
+
+        Names at a table stay distinct (a game record needs it): a name already there — a
+        bot's, or a departed player's kept by the bot in their seat — gets a suffix."""
+        taken = {seat.name.casefold() for seat in self.seats}
+        seat_name, n = name, 2
+        while seat_name.casefold() in taken:
+            seat_name, n = f"{name}-{n}", n + 1
+        self.seats.append(Seat(name=seat_name, sid=sid))
+        if self.creator is None:  # the creator left: the first to sit down takes over
+            self.creator = sid
+
+    def add_bot(self, rng: random.Random) -> str:
+        """Seat a bot with a name unique at the table; returns its name."""
+        taken = {seat.name.casefold() for seat in self.seats}
+        names = [f"bot-{n}" for n in BOT_NAMES if f"bot-{n}".casefold() not in taken]
+        name = rng.choice(names) if names else f"bot-{len(self.seats) + 1}"
+        self.seats.append(Seat(name=name, sid=None, bot=True))
+        return name
+
+    def leave(self, sid: int) -> str:
+        """Session `sid` leaves. Returns what became of it: "spectator" (it watched),
+        "freed" (waiting: its seat closed up), "bot" (mid-game: a bot took the seat),
+        "gone" (game over: the seat is freed for the next game), or "absent"."""
+        self.epoch += 1
+        if sid in self.spectators:
+            self.spectators.remove(sid)
+            return "spectator"
+        seat = self.seat_of(sid)
+        if seat is None:
+            return "absent"
+        if self.creator == sid:
+            others = [self.seats[i].sid for i in self.humans() if i != seat]
+            self.creator = others[0] if others else None
+        self.ready.discard(seat)
+        self.play_again.discard(seat)
+        if self.status == "waiting":
+            del self.seats[seat]
+            return "freed"
+        if self.status == "playing":
+            self.seats[seat].sid = None
+            self.seats[seat].bot = True
+            return "bot"
+        self.seats[seat].sid = None
+        self.seats[seat].gone = True
+        return "gone"
+
+    # ---- the game ------------------------------------------------------------------------
+
+    def start(self, rng: random.Random) -> None:
+        """Start a game with the seats taken: opening roll-offs (RULES.md §2.2), then the
+        first round's roll. Seats freed after the last game are dropped first."""
+        self.seats = [seat for seat in self.seats if not seat.gone]
+        self.size = len(self.seats)
+        contenders = range(self.size)
+        rolls: list[tuple[int | None, ...]] = []
+        while True:
+            totals = tuple(
+                sum(roll_dice(rng, self.options.opening_roll_dice)) if s in contenders else None
+                for s in range(self.size)
+            )
+            rolls.append(totals)
+            contenders = opening_leaders(totals)
+            if len(contenders) == 1:
+                break
+        opener = contenders[0]
+        self.opening = tuple(rolls)
+        self.state = new_game(self.options, self.size, opener)
+        self.log = GameLog(
+            options=self.options,
+            players=tuple(seat.name for seat in self.seats),
+            first_opener=opener,
+            opening=self.opening,
+        )
+        self.status = "playing"
+        self.play_again.clear()
+        self.roll(rng)
+
+    def roll(self, rng: random.Random) -> None:
+        """Roll the next round: every seat with dice rolls them all (RULES.md §1)."""
+        assert self.state is not None
+        dice = tuple(roll_dice(rng, n) for n in self.state.counts)
+        self.act(Roll(dice=dice))
+        self.ready.clear()
+
+    def act(self, action: Action) -> None:
+        """Apply `action` to the game, log it; raises RuleError (then nothing changed)."""
+        assert self.state is not None and self.log is not None
+        self.state = apply(self.state, action)
+        self.log.add(action)
+        self.epoch += 1
+        if self.state.phase == "over":
+            self.status = "over"
+
+    def reset_for_next_game(self) -> None:
+        """After game over, when every seated human asked to play again: back to waiting
+        with the seats that stay (a freed seat opens to newcomers)."""
+        kept = [seat for seat in self.seats if not seat.gone]
+        self.seats = kept
+        self.status = "waiting"
+        self.state = None
+        self.log = None
+        self.opening = ()
+        self.play_again.clear()
+        self.ready.clear()
+        self.epoch += 1
+
+    def play(self, command: protocol.Command, seat: int, rng: random.Random) -> None:
+        """`seat` plays `command` (a bid, a call, a calzone, a show-and-reroll whose new faces
+        `rng` rolls). Raises `Refusal` with the engine's code; then nothing changed."""
+        if self.state is None or self.status == "waiting":
+            raise Refusal("bad_command", "the game has not started")
+        try:
+            self.act(self.action_for(command, seat, rng))
+        except RuleError as err:
+            raise Refusal(err.code, err.message) from None
+
+    def action_for(self, command: object, seat: int, rng: random.Random) -> Action:
+        """The engine action for a play command by `seat`."""
+        match command:
+            case protocol.MakeBid(count=count, face=face):
+                return PlaceBid(seat=seat, bid=Bid(count=count, face=face))
+            case protocol.MakeCall(call=call):
+                return Call(seat=seat, call=call)
+            case protocol.DeclareCalzone():
+                return DeclareCalzone(seat=seat)
+            case protocol.ShowAndReroll(reveal=reveal):
+                assert self.state is not None
+                left = max(0, len(self.state.hidden[seat]) - len(reveal))
+                return Reroll(seat=seat, reveal=tuple(reveal), new_faces=roll_dice(rng, left))
+        raise TypeError(f"not a play command: {command!r}")
+
+    def bot_move(self, rng: random.Random) -> None:
+        """The bot to act (if any) moves, deciding from its own view only."""
+        seat = self.bot_to_move()
+        if seat is None or self.state is None:
+            return
+        view = observe(self.state, seat)
+        command = None
+        try:
+            command = bots.choose(view, rng)
+            self.act(self.action_for(command, seat, rng))
+        except Exception:
+            # A bot must never stall its table: log it and make the plainest legal move.
+            log.exception("table %s: bot at seat %s chose %r", self.id, seat, command)
+            choices = view.choices
+            fallback = (
+                Call(seat=seat, call="dudo")
+                if choices.dudo
+                else PlaceBid(seat=seat, bid=choices.bids[0])
+            )
+            self.act(fallback)
+
+    def confirm(self, seat: int, round_: int) -> bool:
+        """`seat` saw the reveal of round `round_`: the finished round's index (that of
+        `view.last`) or the next one's (`view.round_index`). False when nothing waited."""
+        if not self.in_reveal or seat not in self.humans():
+            return False
+        assert self.state is not None
+        if round_ not in (self.state.round_index - 1, self.state.round_index):
+            return False
+        self.ready.add(seat)
+        return True
+
+    def advance(self, rng: random.Random) -> None:
+        """What happens without anyone acting: a new game once every seated human asked
+        for one; the start when every seat is taken; the next roll once every seated human
+        saw the reveal (with none seated, the reveal waits out its timeout)."""
+        if self.status == "over":
+            humans = self.humans()
+            if humans and all(seat in self.play_again for seat in humans):
+                self.reset_for_next_game()
+        if self.status == "waiting" and self.seats and len(self.seats) >= self.size:
+            self.start(rng)
+        if self.in_reveal and self.humans() and not self.waiting_for():
+            self.roll(rng)
+
+    @property
+    def in_reveal(self) -> bool:
+        """A round just ended with a call and the next is not rolled yet."""
+        return self.status == "playing" and self.state is not None and self.state.phase == "rolling"
+
+    def waiting_for(self) -> list[int]:
+        """Seats of connected humans that have not confirmed the reveal."""
+        return [i for i in self.humans() if i not in self.ready] if self.in_reveal else []
+
+    def bot_to_move(self) -> int | None:
+        """The seat of the bot to act now, or None."""
+        state = self.state
+        if self.status != "playing" or state is None or state.phase != "bidding":
+            return None
+        return state.turn if self.seats[state.turn].bot else None
+
+    # ---- what others see -----------------------------------------------------------------
+
+    def table_state(self, seat: int | None, names: dict[int, str]) -> protocol.TableState:
+        """The table as `seat` (None: a spectator) may see it; `names` by session id."""
+        return protocol.TableState(
+            id=self.id,
+            name=self.name,
+            status=self.status,
+            seats=tuple(protocol.SeatInfo(name=s.name, bot=s.bot) for s in self.seats),
+            size=self.size,
+            me=seat,
+            creator=self.seat_of(self.creator) if self.creator is not None else None,
+            spectators=tuple(names[sid] for sid in self.spectators if sid in names),
+            game=None if self.state is None else observe(self.state, seat),
+            opening=self.opening,
+            play_again=tuple(self.seats[i].name for i in sorted(self.play_again)),
+            waiting_for=tuple(self.seats[i].name for i in self.waiting_for()),
+        )
+
+    def summary(self) -> protocol.TableSummary:
+        """The table's line in the lobby list."""
+        return protocol.TableSummary(
+            id=self.id,
+            name=self.name,
+            preset=self.options.preset,
+            calza=self.options.calza,
+            status=self.status,
+            seats=self.size,
+            players=tuple(seat.name for seat in self.seats if not seat.gone),
+            bots=sum(1 for seat in self.seats if seat.bot),
+            free=self.free,
+            spectators=len(self.spectators),
+        )

@@ -1,0 +1,148 @@
+"""The probability bot: always legal, sensible on clear cases, decides from its view only."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from perudo_ssh import bots
+from perudo_ssh import protocol as P
+from perudo_ssh.rules import (
+    PRESET_NAMES,
+    Bid,
+    Call,
+    DeclareCalzone,
+    PlaceBid,
+    Roll,
+    State,
+    apply,
+    new_game,
+    observe,
+    options_for,
+)
+
+
+def _roll(state: State, rng: random.Random) -> State:
+    dice = tuple(tuple(rng.randint(1, 6) for _ in range(n)) for n in state.counts)
+    return apply(state, Roll(dice=dice))
+
+
+def _action(command: P.Command, seat: int):
+    match command:
+        case P.MakeBid(count=count, face=face):
+            return PlaceBid(seat=seat, bid=Bid(count=count, face=face))
+        case P.MakeCall(call=call):
+            return Call(seat=seat, call=call)
+        case P.DeclareCalzone():
+            return DeclareCalzone(seat=seat)
+    raise AssertionError(f"unexpected bot command {command!r}")
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_bot_moves_are_always_legal(preset):
+    """Thousands of states from games where bots (and now and then a random move) play:
+    every bot move is offered by the view, accepted by the engine, within the dice in play."""
+    rng = random.Random(preset)
+    decisions = 0
+    calls = {"dudo": 0, "calza": 0, "declare": 0}
+    while decisions < 2500:
+        options = (
+            options_for(preset)
+            if preset != "classic"
+            else options_for(preset, calza=rng.choice(["off", "on-turn", "anytime"]))
+        )
+        seats = rng.randint(2, 6)
+        state = _roll(new_game(options, seats, rng.randrange(seats)), rng)
+        while state.phase != "over":
+            if state.phase == "rolling":
+                state = _roll(state, rng)
+                continue
+            view = observe(state, state.turn)
+            command = bots.choose(view, rng)
+            assert command is not None
+            if isinstance(command, P.MakeBid):
+                assert Bid(count=command.count, face=command.face) in view.choices.bids
+                assert command.count <= view.dice_in_play
+            elif isinstance(command, P.MakeCall):
+                assert getattr(view.choices, command.call)
+                calls[command.call] += 1
+            else:
+                assert view.choices.calzone
+                calls["declare"] += 1
+            decisions += 1
+            if rng.random() < 0.1 and view.choices.bids:  # shake the game up now and then
+                action = PlaceBid(seat=state.turn, bid=rng.choice(view.choices.bids))
+            else:
+                action = _action(command, state.turn)
+            state = apply(state, action)
+    assert calls["dudo"] > 0
+    if preset == "club":
+        assert calls["declare"] > 0
+
+
+def test_bot_has_nothing_to_do_off_turn_or_as_spectator():
+    rng = random.Random(1)
+    state = _roll(new_game(options_for("classic"), 3, 0), rng)
+    assert bots.choose(observe(state, 1), rng) is None
+    assert bots.choose(observe(state, None), rng) is None
+
+
+def test_dudo_on_an_impossible_bid():
+    # Seat 1 holds no 4 and no paco; seat 0 has 5 dice: 10×4 needs all ten, impossible for
+    # seat 1, which knows its own five do not count.
+    state = new_game(options_for("classic"), 2, 0)
+    state = apply(state, Roll(dice=((4, 4, 4, 4, 4), (2, 2, 3, 5, 6))))
+    state = apply(state, PlaceBid(seat=0, bid=Bid(count=7, face=4)))
+    for seed in range(50):
+        assert bots.choose(observe(state, 1), random.Random(seed)) == P.MakeCall(call="dudo")
+
+
+def test_calza_when_exactly_right_is_likely():
+    options = options_for("classic", calza="on-turn", dice_per_player=1)
+    state = new_game(options, 2, 0)
+    state = apply(state, Roll(dice=((3,), (3,))))
+    state = apply(state, PlaceBid(seat=0, bid=Bid(count=2, face=3)))
+    # Seat 1 sees its own 3 and reads seat 0's bid as holding one: 2×3 is exactly right.
+    for seed in range(20):
+        assert bots.choose(observe(state, 1), random.Random(seed)) == P.MakeCall(call="calza")
+
+
+def test_a_bid_is_read_as_holding_its_face():
+    state = new_game(options_for("classic"), 2, 0)
+    state = apply(state, Roll(dice=((6, 6, 2, 3, 4), (6, 2, 2, 3, 5))))
+    state = apply(state, PlaceBid(seat=0, bid=Bid(count=3, face=6)))
+    odds = bots.Odds(observe(state, 1))
+    assert odds.unknown == 4 and odds.seen.count(6) == 2
+    assert odds.at_least(Bid(count=2, face=6)) == 1.0
+
+
+def test_bot_never_bids_above_the_dice_in_play():
+    # All ten dice are pacos: from either seat, very high bids look certain.
+    state = new_game(options_for("classic"), 2, 0)
+    state = apply(state, Roll(dice=((1, 1, 1, 1, 1), (1, 1, 1, 1, 1))))
+    raised = apply(state, PlaceBid(seat=0, bid=Bid(count=3, face=6)))
+    for seed in range(100):
+        for view in (observe(state, 0), observe(raised, 1)):
+            command = bots.choose(view, random.Random(seed))
+            assert isinstance(command, P.MakeBid)
+            assert 1 <= command.count <= view.dice_in_play == 10
+
+
+def test_opening_prefers_faces_the_bot_holds():
+    state = new_game(options_for("classic"), 4, 0)
+    state = apply(state, Roll(dice=((5, 5, 5, 2, 3), (1,) * 5, (1,) * 5, (1,) * 5)))
+    faces = [bots.choose(observe(state, 0), random.Random(s)).face for s in range(30)]
+    assert set(faces) == {5}
+
+
+def test_bot_decides_from_its_view_only():
+    """Two states that differ only in dice seat 0 cannot see give the same decision."""
+    base = new_game(options_for("classic"), 3, 0)
+    a = apply(base, Roll(dice=((2, 3, 3, 5, 6), (1, 1, 1, 1, 1), (4, 4, 4, 4, 4))))
+    b = apply(base, Roll(dice=((2, 3, 3, 5, 6), (6, 2, 2, 5, 4), (3, 2, 6, 6, 2))))
+    assert observe(a, 0) == observe(b, 0)
+    for seed in range(20):
+        assert bots.choose(observe(a, 0), random.Random(seed)) == bots.choose(
+            observe(b, 0), random.Random(seed)
+        )
