@@ -1,0 +1,61 @@
+"""The bid a player composes with keys: a count and a face, started from the lowest legal bid
+each turn (RULES.md §3). Plain state of the table screen; the legal bids come from the view."""
+
+from __future__ import annotations
+
+from textual.content import Content
+
+from perudo_ssh.rules import Bid, GameView
+from screens.bidtext import format_bid
+
+
+class BidComposer:
+    """`count` × `face`, moved by the count and face keys."""
+
+    def __init__(self) -> None:
+        self.count = 1
+        self.face = 2
+        self._turn: tuple[object, ...] | None = None
+
+    @property
+    def bid(self) -> Bid:
+        return Bid(count=self.count, face=self.face)
+
+    def follow(self, game: GameView) -> bool:
+        """On a new turn, start again from the lowest legal bid: on the current bid's face if
+        it may still be raised, else the first legal one. True when a new turn began."""
+        turn = (game.round_index, game.phase, len(game.bids), game.turn)
+        if turn == self._turn:
+            return False
+        self._turn = turn
+        legal = game.choices.bids
+        if legal:
+            same = [b for b in legal if game.bids and b.face == game.bids[-1].bid.face]
+            start = min(same, key=lambda b: b.count) if same else legal[0]
+            self.count, self.face = start.count, start.face
+        return True
+
+    def take(self, bid: Bid) -> None:
+        self.count, self.face = bid.count, bid.face
+
+    def step_count(self, game: GameView, delta: int) -> None:
+        self.count = max(1, min(game.dice_in_play, self.count + delta))
+
+    def pick_face(self, game: GameView, face: int) -> bool:
+        """Face `face`, at its lowest legal count; False when no bid on it is legal now."""
+        self.face = face
+        counts = [b.count for b in game.choices.bids if b.face == face]
+        if counts:
+            self.count = min(counts)
+        return bool(counts)
+
+    def line(self, game: GameView) -> Content:
+        """`Your bid ▸ 5×4  ✓ legal   ↑↓ count · 1-6 face · ⏎ bid`."""
+        legal = self.bid in game.choices.bids
+        mark = ("  ✓ legal", "green") if legal else ("  ✗ not allowed", "red")
+        return Content.assemble(
+            "Your bid ▸ ",
+            (f" {format_bid(self.bid)} ", "bold reverse"),
+            mark,
+            ("   ↑↓ count · 1-6 face · ⏎ bid", "dim"),
+        )

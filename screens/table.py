@@ -1,0 +1,446 @@
+"""The table screen: the cups, the round's bids, your dice, and bidding by keys or by text.
+
+Every `TableState` from the lobby redraws the widgets in place (`show`). Only the moves in
+`choices` are offered; any other attempt is refused here with the reason in words, and the
+lobby's own `Refused` is shown by the app. The reveal and game-over dialogs are opened from
+here when the view says a round or the game has ended.
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, Horizontal
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from perudo_ssh import protocol
+from perudo_ssh.rules import Bid, GameView
+from screens import tableview
+from screens.bidtext import BidSyntaxError, parse_bid
+from screens.composer import BidComposer
+from screens.dialogs import ConfirmDialog, RerollDialog
+from screens.gameover import GameOverScreen
+from screens.messages import Send
+from screens.reveal import RevealPanel
+from screens.widgets import BidHistory, CupsPanel, DiceRow
+from screens.wording import bid_refusal, call_refusal
+
+_CALLS = {"dudo", "calza", "jonti"}
+# the actions whose keys come and go with the table's state (see `check_action`)
+_OFFERED: tuple[tuple[str, tuple[object, ...]], ...] = (
+    ("add_bot", ()),
+    ("start", ()),
+    ("focus_bid", ()),
+    ("bid", ()),
+    ("call", ("dudo",)),
+    ("call", ("calza",)),
+    ("call", ("jonti",)),
+    ("calzone", ()),
+    ("reroll", ()),
+)
+
+
+class BidInput(Input):
+    """The text box for typed bids; Escape goes back to the table's keys."""
+
+    BINDINGS = [Binding("escape", "screen.focus_table", "Keys", show=False)]
+
+    def on_mount(self) -> None:
+        self.cursor_blink = False  # a blinking cursor costs CPU per idle session
+
+
+class TableScreen(Screen[None]):
+    """The table this session sits at or watches: waiting room, then the game."""
+
+    AUTO_FOCUS = ""  # keys drive the table; Tab moves to the bid input
+
+    BINDINGS = [
+        Binding("up", "count(1)", "Count", key_display="↑↓"),
+        Binding("down", "count(-1)", "Count", show=False),
+        Binding("plus,equals_sign", "count(1)", show=False),
+        Binding("minus", "count(-1)", show=False),
+        *(
+            Binding(str(f), f"face({f})", "Face", key_display="1-6", show=f == 1)
+            for f in range(1, 7)
+        ),
+        Binding("left", "face_step(-1)", show=False),
+        Binding("right", "face_step(1)", show=False),
+        Binding("enter", "bid", "Bid"),
+        Binding("tab", "focus_bid", "Type", key_display="tab"),
+        Binding("d", "call('dudo')", "Dudo"),
+        Binding("c", "call('calza')", "Calza"),
+        Binding("j", "call('jonti')", "Jonti"),
+        Binding("z", "calzone", "Calzone"),
+        Binding("r", "reroll", "Reroll"),
+        Binding("b", "add_bot", "Add bot"),
+        Binding("s", "start", "Start"),
+        Binding("l,escape", "leave", "Leave", key_display="l"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._live = False
+        self._table: protocol.TableState | None = None
+        self._composer = BidComposer()
+        self._error: str | None = None
+        self._seen_round: int | None = None
+        self._revealed: int | None = None
+        self._game_over: GameOverScreen | None = None
+        self._offered: tuple[bool | None, ...] = ()
+        self._drawn: dict[str, object] = {}  # selector -> what it shows now
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="table-title")
+        yield Static(id="banner")
+        with Container(id="waiting"):
+            yield Static(id="waiting-seats")
+            yield Static(id="waiting-hint")
+        with Container(id="playing"):
+            with Horizontal(id="middle"):
+                yield CupsPanel(id="cups")
+                yield BidHistory(id="history")
+            yield RevealPanel(id="reveal")
+            yield Static(id="current-bid")
+            with Horizontal(id="my-row"):
+                yield Static(id="my-label")
+                yield DiceRow(id="my-dice")
+            yield Static(id="composer")
+            yield Static(id="status")
+            yield BidInput(
+                placeholder="Tab, then type a bid like 5x4 or 3p (or dudo), Enter",
+                id="bid-input",
+                compact=True,
+            )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._live = True  # composed: from now on, draw at once
+        if self._table is not None:
+            self._draw(self._table)
+
+    # ---- drawing -------------------------------------------------------------------------
+
+    @property
+    def game(self) -> GameView | None:
+        return None if self._table is None else self._table.game
+
+    def show(self, table: protocol.TableState) -> None:
+        """Draw `table`, the newest state from the lobby."""
+        if self._table is not None and self._table.id != table.id:
+            self._seen_round = self._revealed = None
+        self._table = table
+        if self._live:
+            self._draw(table)
+
+    def _draw(self, table: protocol.TableState) -> None:
+        game = table.game
+        waiting = game is None or table.status == "waiting"
+        self.set_class(waiting, "-waiting")
+        playing = game is not None and game.me is not None and game.phase != "over"
+        self.set_class(not (playing and game.seats[game.me].dice > 0), "-idle")
+        self._put("#table-title", tableview.title_line(table))
+        banner = tableview.banner_line(None if waiting else game)
+        self.query_one("#banner", Static).display = banner is not None
+        self._put("#banner", banner or "")
+        if waiting or game is None:
+            seats, hint = tableview.waiting_lines(table, self._is_creator())
+            self._put("#waiting-seats", seats, layout=True)
+            self._put("#waiting-hint", hint, layout=True)
+        else:
+            self._draw_game(table, game)
+        self._follow_round(table)
+        self._refresh_keys()
+
+    def _put(self, selector: str, content: str | Content, *, layout: bool = False) -> None:
+        """Update one line of text in place, only if it changed (`layout` when its height
+        may change)."""
+        if isinstance(content, str):  # names are the players' own text: never markup
+            content = Content(content)
+        key = (content.plain, tuple(content.spans))
+        if self._drawn.get(selector) != key:
+            self._drawn[selector] = key
+            self.query_one(selector, Static).update(content, layout=layout)
+
+    def _refresh_keys(self) -> None:
+        """Redraw the footer only when the offered keys changed (it is rebuilt each time)."""
+        offered = tuple(self.check_action(action, args) for action, args in _OFFERED)
+        if offered != self._offered:
+            self._offered = offered
+            self.refresh_bindings()
+
+    def _draw_game(self, table: protocol.TableState, game: GameView) -> None:
+        self.query_one(CupsPanel).show(tableview.cups(table, game))
+        self.query_one(BidHistory).show(tableview.history_lines(table, game))
+        self._put("#current-bid", tableview.current_bid_line(table, game))
+        mine = game.seats[game.me] if game.me is not None else None
+        label = "Watching" if mine is None else f"Your dice\n{mine.dice} in cup"
+        if mine is not None and mine.shown:
+            label += f"\nshown {' '.join(map(str, mine.shown))}"
+        self._put("#my-label", label)
+        if mine is None:
+            note = "Spectators see every cup, never the dice."
+        elif mine.dice == 0:
+            note = "You are out of this game."
+        else:
+            note = "Rolling…"
+        self.query_one(DiceRow).show((mine.hidden or ()) if mine else (), note)
+        if self._composer.follow(game):
+            self._error = None
+        self._draw_composer()
+
+    def _draw_composer(self) -> None:
+        game = self.game
+        if game is None or game.me is None:
+            self._put("#composer", "You are watching: every cup, no dice.")
+            self._put("#status", "")
+            return
+        names = tableview.seat_names(self._table) if self._table else []
+        if game.choices.bids:
+            self._put("#composer", self._composer.line(game))
+        elif game.phase == "bidding" and game.me != game.turn:
+            self._put("#composer", f"Waiting for {names[game.turn]}…")
+        else:
+            self._put("#composer", "")
+        if self._error:
+            self._put("#status", Content.styled(self._error, "bold $error"))
+        else:
+            self._put("#status", tableview.hint_line(game))
+
+    # ---- following rounds: reveal and game over --------------------------------------------
+
+    def _follow_round(self, table: protocol.TableState) -> None:
+        """Open the reveal when a round has just ended, and the game-over dialog after the
+        last round's reveal; close them when a new game begins."""
+        game = table.game
+        if game is None or game.last is None:  # no game, or a new one: nothing to reveal
+            self._revealed = self._seen_round = None
+            self._hide_reveal()
+            self._close_game_over()
+            return
+        fresh = game.phase in ("rolling", "over") or (
+            self._seen_round is not None and game.round_index > self._seen_round
+        )
+        self._seen_round = game.round_index
+        if fresh and game.round_index != self._revealed:
+            self._revealed = game.round_index
+            self.query_one(RevealPanel).show(
+                game.last, tableview.seat_names(table), game.round_index - 1
+            )
+            self.set_focus(None)
+            self.add_class("-reveal")
+        if game.phase == "over":
+            if self._game_over is None and not self.has_class("-reveal"):
+                self._game_over = GameOverScreen()
+                self.app.push_screen(self._game_over, self._game_over_closed)
+            if self._game_over is not None:
+                self._game_over.show(table)
+        else:
+            self._close_game_over()
+
+    def _hide_reveal(self) -> None:
+        self.remove_class("-reveal")
+
+    def _close_reveal(self) -> None:
+        """The player has seen the reveal: tell the lobby if it still waits, go on."""
+        self._hide_reveal()
+        game = self.game
+        if game is None or self._revealed is None:
+            return
+        if game.me is not None and game.phase == "rolling":  # the lobby waits for us
+            self.post_message(Send(protocol.Ready(round=self._revealed - 1)))
+        if self._table is not None and game.phase == "over":
+            self._follow_round(self._table)
+
+    def on_reveal_panel_closed(self, event: RevealPanel.Closed) -> None:
+        event.stop()
+        self._close_reveal()
+
+    def _game_over_closed(self, _: None) -> None:
+        self._game_over = None
+
+    def _close_game_over(self) -> None:
+        """A new game began: close the dialogs left over from the last one."""
+        if self._game_over is None:
+            return
+        self._game_over = None
+        while self.app.screen is not self and self in self.app.screen_stack:
+            self.app.pop_screen()
+
+    # ---- which keys are offered --------------------------------------------------------------
+
+    def _is_creator(self) -> bool:
+        t = self._table
+        return t is not None and t.me is not None and t.me == t.creator
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        t, game = self._table, self.game
+        if action in ("add_bot", "start"):
+            return t is not None and t.status == "waiting" and self._is_creator()
+        if action == "leave":
+            return True
+        if game is None or game.me is None or (t is not None and t.status == "waiting"):
+            return False
+        choices, options = game.choices, game.options
+        if action == "focus_bid":
+            return game.phase != "over"
+        if action in ("count", "face", "face_step", "bid"):
+            return True if choices.bids else None
+        if action == "call":
+            call = parameters[0]
+            if call == "calza" and options.calza == "off":
+                return False
+            if call == "jonti" and not options.jonti:
+                return False
+            return True if getattr(choices, str(call)) else None
+        if action == "calzone":
+            return choices.calzone
+        if action == "reroll":
+            return (True if choices.reroll else None) if options.show_and_reroll else False
+        return True
+
+    def _call_refusal(self, call: str) -> str | None:
+        game = self.game
+        if game is None or self._table is None:
+            return None
+        return call_refusal(game, call, tableview.seat_names(self._table))
+
+    def on_key(self, event: events.Key) -> None:
+        """Any key closes the reveal; else explain a key whose move is not allowed now (its
+        binding is disabled)."""
+        if self.has_class("-reveal"):
+            event.stop()
+            event.prevent_default()
+            self._close_reveal()
+            return
+        game = self.game
+        if game is None or game.me is None or self.focused is not None or self._table is None:
+            return
+        reason = None
+        call = {"d": "dudo", "c": "calza", "j": "jonti"}.get(event.key)
+        if call is not None:
+            reason = self._call_refusal(call)
+        elif event.key == "enter" and not game.choices.bids:
+            names = tableview.seat_names(self._table)
+            reason = bid_refusal(game, self._composer.bid, names)
+        if reason:
+            self._refuse(reason)
+
+    def _refuse(self, reason: str) -> None:
+        self._error = reason
+        if self._live:
+            self._draw_composer()
+
+    # ---- actions ---------------------------------------------------------------------------
+
+    def action_count(self, delta: int) -> None:
+        game = self.game
+        if game is not None:
+            self._composer.step_count(game, delta)
+            self._error = None
+            self._draw_composer()
+
+    def action_face(self, face: int) -> None:
+        game = self.game
+        if game is None or self._table is None:
+            return
+        self._error = None
+        if not self._composer.pick_face(game, face):
+            names = tableview.seat_names(self._table)
+            self._error = bid_refusal(game, self._composer.bid, names)
+        self._draw_composer()
+
+    def action_face_step(self, step: int) -> None:
+        self.action_face((self._composer.face - 1 + step) % 6 + 1)
+
+    def action_bid(self) -> None:
+        self._try_bid(self._composer.bid)
+
+    def _try_bid(self, bid: Bid) -> bool:
+        game = self.game
+        if game is None or self._table is None:
+            return False
+        reason = bid_refusal(game, bid, tableview.seat_names(self._table))
+        if reason is not None:
+            self._refuse(reason)
+            return False
+        self._error = None
+        self.post_message(Send(protocol.MakeBid(count=bid.count, face=bid.face)))
+        return True
+
+    def action_call(self, call: str) -> None:
+        self._error = None
+        self.post_message(Send(protocol.MakeCall(call=call)))  # type: ignore[arg-type]
+
+    def action_calzone(self) -> None:
+        self.post_message(Send(protocol.DeclareCalzone()))
+
+    def action_reroll(self) -> None:
+        game = self.game
+        if game is None or game.me is None:
+            return
+        hidden = game.seats[game.me].hidden or ()
+
+        def chosen(reveal: tuple[int, ...] | None) -> None:
+            if reveal:
+                self.post_message(Send(protocol.ShowAndReroll(reveal=reveal)))
+
+        self.app.push_screen(RerollDialog(hidden), chosen)
+
+    def action_add_bot(self) -> None:
+        self.post_message(Send(protocol.AddBot()))
+
+    def action_start(self) -> None:
+        self.post_message(Send(protocol.StartGame()))
+
+    def action_focus_bid(self) -> None:
+        self.query_one(BidInput).focus()
+
+    def action_focus_table(self) -> None:
+        self.set_focus(None)
+
+    def action_leave(self) -> None:
+        game = self.game
+        mid_game = game is not None and game.me is not None and game.phase != "over"
+        if self._table is not None and self._table.status == "waiting":
+            mid_game = False
+        if not mid_game:
+            self.post_message(Send(protocol.LeaveTable()))
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.post_message(Send(protocol.LeaveTable()))
+
+        self.app.push_screen(
+            ConfirmDialog("Leave this game? A bot takes your seat and plays on."), confirmed
+        )
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """A typed bid (or a call word): check it, send it, or say what is wrong."""
+        event.stop()
+        text = event.value.strip().lower()
+        game = self.game
+        if not text or game is None:
+            return
+        if text in _CALLS:
+            if self.check_action("call", (text,)):
+                event.input.clear()
+                self.set_focus(None)
+                self.action_call(text)
+            else:
+                self._refuse(self._call_refusal(text) or f"{text} is not played at this table")
+            return
+        try:
+            bid = parse_bid(text)
+        except BidSyntaxError as err:
+            self._refuse(str(err))
+            return
+        if self._try_bid(bid):
+            event.input.clear()
+            self.set_focus(None)
+        else:
+            self._composer.take(bid)
+            self._draw_composer()

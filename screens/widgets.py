@@ -1,0 +1,180 @@
+"""Table widgets: dice drawn in boxes, the cups around the table, the round's bids.
+
+Widgets only draw what a screen last handed them (`show(...)`); the game itself lives in the
+lobby's `TableState`. Each redraw keeps the widget's size, so it refreshes without layout
+(TEXTUAL-OVER-SSH.md: update in place).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from textual.content import Content
+from textual.widget import Widget
+
+# Box-drawing digits render in any UTF-8 terminal; the paco (face 1) gets a double box.
+_BOX = ("┌───┐", "│ {} │", "└───┘")
+_PACO_BOX = ("╔═══╗", "║ {} ║", "╚═══╝")
+
+
+def die_lines(face: int) -> tuple[str, str, str]:
+    """Three text lines drawing one die; face 1 (paco) in a double box."""
+    top, middle, bottom = _PACO_BOX if face == 1 else _BOX
+    return top, middle.format(face), bottom
+
+
+class DiceRow(Widget):
+    """A row of large boxed dice, three lines tall. Pacos are double-boxed and coloured."""
+
+    DEFAULT_CSS = """
+    DiceRow {
+        height: 3;
+        width: 1fr;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._faces: tuple[int, ...] = ()
+        self._note = ""
+
+    def show(self, faces: Sequence[int], note: str = "") -> None:
+        """Draw `faces` (in hand order); `note` replaces the dice when there are none."""
+        faces, note = tuple(faces), note
+        if (faces, note) != (self._faces, self._note):
+            self._faces, self._note = faces, note
+            self.refresh()
+
+    def render(self) -> Content:
+        if not self._faces:
+            return Content(self._note)
+        rows: list[list[tuple[str, str]]] = [[], [], []]
+        for face in self._faces:
+            style = "bold $accent" if face == 1 else "bold"
+            for row, text in zip(rows, die_lines(face), strict=True):
+                row.append((text, style))
+                row.append((" ", ""))
+        return Content("\n").join(Content.assemble(*row) for row in rows)
+
+
+class Cup(NamedTuple):
+    """One seat as drawn around the table."""
+
+    name: str
+    dice: int
+    shown: tuple[int, ...] = ()
+    turn: bool = False
+    me: bool = False
+    bot: bool = False
+    tokens: int | None = None
+
+
+class CupsPanel(Widget):
+    """Every seat as a cup: name, one `[?]` per hidden die, set-aside dice, tokens; the seat
+    to act highlighted (and marked ▶ for terminals without colour)."""
+
+    DEFAULT_CSS = """
+    CupsPanel {
+        height: 1fr;
+        width: 1fr;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._cups: tuple[Cup, ...] = ()
+
+    def show(self, cups: Sequence[Cup]) -> None:
+        cups = tuple(cups)
+        if cups != self._cups:
+            self._cups = cups
+            self.refresh()
+
+    @staticmethod
+    def _label(cup: Cup) -> str:
+        return cup.name + (" (you)" if cup.me else " (bot)" if cup.bot else "")
+
+    @staticmethod
+    def _dice(cup: Cup) -> list[tuple[str, str] | str]:
+        """`[?][?][?][?]    4 dice  shown 3 5  ¤8`, or `out`."""
+        if cup.dice == 0:
+            parts: list[tuple[str, str] | str] = [("out", "dim")]
+        else:
+            count = f"{cup.dice} {'die' if cup.dice == 1 else 'dice'}"
+            parts = [("[?]" * cup.dice, "bold $accent"), " " * (16 - 3 * cup.dice), f"{count:<7}"]
+            if cup.shown:
+                parts.append(("  shown " + " ".join(map(str, cup.shown)), "italic"))
+        if cup.tokens is not None:
+            parts.append(f"  ¤{cup.tokens}")
+        return parts
+
+    def _line(self, cup: Cup, width: int) -> Content:
+        marker = "▶ " if cup.turn else "  "
+        name = (
+            f"{self._label(cup)[:22]:<22} ",
+            "bold" if cup.me else "dim" if not cup.dice else "",
+        )
+        line = Content.assemble(marker, name, *self._dice(cup))
+        if cup.turn:
+            line = line.pad_right(max(0, width - len(line.plain))).stylize("reverse")
+        return line
+
+    def _card(self, cup: Cup, width: int) -> list[Content]:
+        """Three lines: the seat in a rounded box, its name in the top border."""
+        inner = max(20, min(width, 46) - 4)
+        style = "bold $accent" if cup.turn else "dim" if not cup.dice else ""
+        label = ("▶ " if cup.turn else "") + self._label(cup)[: inner - 4]
+        top = f"╭─ {label} " + "─" * max(0, inner - len(label) - 1) + "╮"
+        body = Content.assemble(*self._dice(cup))
+        body = body.pad_right(max(0, inner - len(body.plain)))
+        if cup.turn:
+            body = body.stylize("bold")
+        return [
+            Content.styled(top, style),
+            Content.assemble(("│ ", style), body, (" │", style)),
+            Content.styled("╰" + "─" * (inner + 2) + "╯", style),
+        ]
+
+    def render(self) -> Content:
+        width, height = self.size
+        cups = self._cups
+        if cups and height >= 3 * len(cups):  # room for a box per seat
+            lines = [line for cup in cups for line in self._card(cup, width)]
+        elif cups and height >= 2 * len(cups) - 1:  # a blank line between seats
+            lines = []
+            for cup in cups:
+                lines += [self._line(cup, width), Content("")]
+            lines.pop()
+        else:
+            lines = [self._line(cup, width) for cup in cups]
+        return Content("\n").join(lines)
+
+
+class BidHistory(Widget):
+    """The round's bids, oldest first, keeping the newest in view."""
+
+    DEFAULT_CSS = """
+    BidHistory {
+        height: 1fr;
+        width: 28;
+        padding: 0 1;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._lines: tuple[str, ...] = ()
+
+    def show(self, lines: Sequence[str]) -> None:
+        lines = tuple(lines)
+        if lines != self._lines:
+            self._lines = lines
+            self.refresh()
+
+    def render(self) -> Content:
+        room = max(1, self.size.height - 1)
+        lines = self._lines[-room:] if self._lines else ("no bid yet",)
+        return Content("\n").join(
+            [Content.styled("Bids this round", "bold underline"), *map(Content, lines)]
+        )

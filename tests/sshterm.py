@@ -1,0 +1,114 @@
+"""A player's terminal for end-to-end tests: an asyncssh client with a PTY whose output is
+rendered by pyte, so tests read the screen a person would see and type keys into it."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+
+import asyncssh
+import pyte
+
+
+class _Guest(asyncssh.SSHClient):
+    """Answers keyboard-interactive with nothing: the server's guest login."""
+
+    def kbdint_auth_requested(self) -> str:
+        return ""
+
+    def kbdint_challenge_received(self, name, instructions, lang, prompts) -> list[str]:
+        return [""] * len(prompts)
+
+
+KEYS = {"enter": "\r", "tab": "\t", "escape": "\x1b", "up": "\x1b[A", "down": "\x1b[B"}
+
+
+class Terminal:
+    """One SSH session seen through a pyte screen of `size` (columns, rows).
+
+    `raw` keeps every byte received, to audit what reached the client."""
+
+    def __init__(self, size: tuple[int, int] = (80, 24)) -> None:
+        self.screen = pyte.Screen(*size)
+        self.stream = pyte.Stream(self.screen)
+        self.raw = bytearray()
+        self.screens: list[str] = []  # every distinct screen shown, in order
+        self.changed = asyncio.Event()
+        self.conn: asyncssh.SSHClientConnection | None = None
+        self.process: asyncssh.SSHClientProcess | None = None
+        self._reader: asyncio.Task | None = None
+
+    async def connect(self, port: int, username: str, key: asyncssh.SSHKey | None) -> None:
+        """Log in on 127.0.0.1:`port` with `key` (or as a keyboard-interactive guest)."""
+        self.conn = await asyncssh.connect(
+            "127.0.0.1",
+            port,
+            username=username,
+            known_hosts=None,
+            config=None,
+            client_keys=[key] if key else None,
+            client_factory=None if key else _Guest,
+            agent_path=None,
+        )
+        cols, rows = self.screen.columns, self.screen.lines
+        self.process = await self.conn.create_process(
+            term_type="xterm-256color", term_size=(cols, rows), encoding=None
+        )
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        assert self.process is not None
+        while True:
+            data = await self.process.stdout.read(65536)
+            if not data:
+                break
+            self.raw += data
+            self.stream.feed(data.decode("utf-8", "replace"))
+            if not self.screens or self.screens[-1] != self.text:
+                self.screens.append(self.text)
+            self.changed.set()
+        self.changed.set()
+
+    @property
+    def text(self) -> str:
+        """The screen now, one line per row."""
+        return "\n".join(self.screen.display)
+
+    @property
+    def closed(self) -> bool:
+        return self._reader is not None and self._reader.done()
+
+    def send(self, *keys: str) -> None:
+        """Type `keys`: names of `KEYS` or literal text."""
+        assert self.process is not None
+        for key in keys:
+            self.process.stdin.write(KEYS.get(key, key).encode())
+
+    async def wait_for(self, what: str | Callable[[str], bool], timeout: float = 20.0) -> str:
+        """Wait until the screen contains `what` (or `what(screen)` holds); return the screen."""
+        check = what if callable(what) else (lambda text: what in text)
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    text = self.text
+                    if check(text):
+                        return text
+                    if self.closed:
+                        raise AssertionError(f"session closed waiting for {what!r}:\n{text}")
+                    self.changed.clear()
+                    await self.changed.wait()
+        except TimeoutError:
+            raise AssertionError(f"timed out waiting for {what!r}:\n{self.text}") from None
+
+    async def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            await self.conn.wait_closed()
+        if self._reader is not None:
+            self._reader.cancel()
+
+
+def find(pattern: str, text: str) -> re.Match | None:
+    """The first match of `pattern` in the screen text, line by line."""
+    return re.search(pattern, text, re.MULTILINE)

@@ -1,0 +1,117 @@
+"""End to end: the real server on a loopback port, two players over SSH with PTYs and one bot
+play a whole game through the screens, and nobody ever receives another's hidden dice."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+
+import asyncssh
+import pytest
+
+from perudo_ssh import protocol
+from perudo_ssh.lobby import Lobby
+from perudo_ssh.serve import start_game_server
+from tests.sshterm import Terminal
+
+pytestmark = pytest.mark.timeout(180)
+
+CUP = re.compile(r"^│ ((?:\[.\])+) +\d dic?e? ", re.MULTILINE)
+
+
+@pytest.fixture
+async def server(tmp_path):
+    lobby = Lobby(bot_delay=(0, 0), reveal_timeout=60, rng=random.Random(7))
+    received: dict[str, list[protocol.Event]] = {}
+    connect = lobby.connect
+
+    def recording_connect(name, fingerprint=None):
+        session = connect(name, fingerprint)
+        events = received.setdefault(name, [])
+        next_event = session.next_event
+
+        async def next_event_recorded():
+            event = await next_event()
+            events.append(event)
+            return event
+
+        session.next_event = next_event_recorded
+        return session
+
+    lobby.connect = recording_connect
+    acceptor, lobby = await start_game_server("127.0.0.1", 0, tmp_path / "keys", lobby)
+    yield acceptor.get_port(), lobby, received
+    acceptor.close()
+    await lobby.stop()
+    await acceptor.wait_closed()
+
+
+async def play_until_over(term: Terminal) -> str:
+    """Play one seat through the screens: dudo when there is a bid, else the composer's bid;
+    dismiss each reveal. Returns the game-over screen."""
+    while True:
+        text = await term.wait_for(
+            lambda t: "Press any key" in t or "your turn" in t or "Game over" in t, timeout=60
+        )
+        if "Game over" in text:
+            return text
+        if "Press any key" in text:
+            term.send(" ")
+        elif re.search(r"Current bid: \d", text):
+            term.send("d")
+        else:
+            term.send("enter")
+        await term.wait_for(lambda t, before=text: t != before, timeout=60)
+
+
+def assert_no_hidden_dice_of_others(events: list[protocol.Event]) -> None:
+    tables = [e for e in events if isinstance(e, protocol.TableState) and e.game is not None]
+    assert tables, "the player never saw a game"
+    for event in tables:
+        for seat in event.game.seats:
+            if seat.seat != event.me:
+                assert seat.hidden is None, f"seat {seat.seat}'s dice sent to seat {event.me}"
+
+
+async def test_two_players_and_a_bot_play_a_whole_game_over_ssh(server):
+    port, lobby, received = server
+    ana, ben = Terminal(), Terminal()
+    await ana.connect(port, "ana", asyncssh.generate_private_key("ssh-ed25519"))
+    await ben.connect(port, "ben", None)  # a keyboard-interactive guest
+    try:
+        await ana.wait_for("welcome, ana")
+        ana.send("c")
+        await ana.wait_for("Create a table")
+        # seats 4 -> 3, then bots 2 -> 1 (each Select: open, one up, choose)
+        ana.send("tab", "enter")
+        await ana.wait_for("▲")
+        ana.send("up", "enter")
+        await ana.wait_for(lambda t: re.search(r"Seats\s+3 .*Bots\s+2 ", t) is not None)
+        ana.send("tab", "enter")
+        await ana.wait_for("▲")
+        ana.send("up", "enter")
+        await ana.wait_for(lambda t: re.search(r"Seats\s+3 .*Bots\s+1 ", t) is not None)
+        ana.send("\x13")  # ctrl+s: create
+        await ana.wait_for("Waiting for 1 more player")
+        await ben.wait_for(lambda t: re.search(r"1\s+ana.*classic\s+2/3", t) is not None)
+        ben.send("enter")
+        await ben.wait_for("ben (you)")
+
+        over = await asyncio.gather(play_until_over(ana), play_until_over(ben))
+        (table,) = lobby.tables.values()
+        winner = table.state.winner
+        assert winner is not None
+        winner_name = [s.name for s in table.seats][winner]
+        for screen in over:
+            assert f"Game over: {winner_name} wins" in screen
+        for name in ("ana", "ben"):
+            assert_no_hidden_dice_of_others(received[name])
+        # on screen, every cup stays closed: faces appear only in the reveal panel
+        for term in (ana, ben):
+            cups = [cup for screen in term.screens for cup in CUP.findall(screen)]
+            assert len(cups) > 20
+            assert all(set(cup) <= set("[?]") for cup in cups), cups
+    finally:
+        await ana.close()
+        await ben.close()

@@ -1,0 +1,364 @@
+"""Pilot tests of the Textual screens against a fake lobby session (80×24).
+
+Game views come from the real rules engine with fixed dice (see `test_screens_fakes`).
+"""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+from textual.widgets import DataTable
+
+from perudo_ssh import protocol as P
+from perudo_ssh.rules import Roll, apply, new_game, observe, options_for
+from screens.app import PerudoApp, make_app
+from screens.create import CreateTableDialog
+from screens.dialogs import RerollDialog
+from screens.gameover import GameOverScreen
+from screens.help import HelpScreen
+from screens.lobby import LobbyScreen
+from screens.table import TableScreen
+from tests.test_screens_fakes import (
+    FakeSession,
+    bid,
+    call,
+    lobby_state,
+    rolled,
+    screen_text,
+    summary,
+    table_state,
+    wait_until,
+)
+
+SIZE = (80, 24)
+
+
+def apply_roll(state, dice):
+    return apply(state, Roll(dice=dice))
+
+
+def status_of(app: PerudoApp) -> str:
+    return str(app.screen.query_one("#status").render())
+
+
+async def start(session: FakeSession, *events: P.Event):
+    app = make_app(session)
+    session.feed(P.Welcome(name=session.name), *events)
+    return app
+
+
+async def test_lobby_shows_tables_and_updates_rows_in_place():
+    session = FakeSession()
+    app = await start(session, lobby_state(summary(1), summary(2, status="playing", free=0)))
+    async with app.run_test(size=SIZE) as pilot:
+        grid = app.screen.query_one("#tables", DataTable)
+        await wait_until(pilot, lambda: grid.row_count == 2)
+        assert grid.get_row("1") == ["1", grid.get_row("1")[1], "classic", "1/4", "waiting", "0"]
+        assert str(grid.get_row("2")[1]) == "table 2"
+        text = screen_text(app)
+        assert "welcome, ana" in text and "Online (2)" in text and "ben" in text
+        row_one = grid.get_row_index("1")
+        session.feed(lobby_state(summary(1, status="playing", free=0, spectators=2)))
+        await wait_until(pilot, lambda: grid.row_count == 1)
+        assert grid.get_row_index("1") == row_one
+        assert grid.get_row("1")[3:] == ["4/4", "playing", "2"]
+
+
+async def test_join_and_spectate_send_commands_for_the_selected_table():
+    session = FakeSession()
+    app = await start(session, lobby_state(summary(1), summary(2, status="playing", free=0)))
+    async with app.run_test(size=SIZE) as pilot:
+        grid = app.screen.query_one("#tables", DataTable)
+        await wait_until(pilot, lambda: grid.row_count == 2)
+        await pilot.press("enter")
+        await pilot.press("down", "j", "s")
+        await pilot.pause()
+        assert session.sent == [P.JoinTable(table=1), P.SpectateTable(table=2)]
+
+
+async def test_create_dialog_sends_the_chosen_table():
+    session = FakeSession()
+    app = await start(session, lobby_state())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CreateTableDialog))
+        dialog = app.screen
+        await pilot.press("down", "down", "enter")  # the radio set: gamerules
+        dialog.query_one("#seats").value = 3
+        await pilot.pause()
+        assert dialog.query_one("#bots").value == 2
+        dialog.query_one("#table-name").focus()
+        await pilot.press(*"fun", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        assert session.sent == [
+            P.CreateTable(preset="gamerules", seats=3, bots=2, calza=None, name="fun")
+        ]
+
+
+async def test_create_dialog_overrides_calza_and_cancels():
+    session = FakeSession()
+    app = await start(session, lobby_state())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CreateTableDialog))
+        app.screen.query_one("#calza").value = "on-turn"
+        app.screen.query_one("#seats").value = 2
+        await pilot.pause()
+        assert app.screen.query_one("#bots").value == 1
+        await pilot.press("ctrl+s")
+        await pilot.press("c", "escape")
+        await pilot.pause()
+        assert session.sent == [
+            P.CreateTable(preset="classic", seats=2, bots=1, calza="on-turn", name=None)
+        ]
+
+
+async def test_table_shows_own_dice_and_no_one_elses():
+    session = FakeSession()
+    evil = "[@click=app.quit]evil[/]"  # a table name is the player's own text, not markup
+    app = await start(session, table_state(observe(rolled(), 0), name=evil))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.pause()
+        text = screen_text(app)
+        assert evil in text
+        assert "│ 2 │" in text and "║ 1 ║" in text and "│ 6 │" in text  # ana: 2 4 4 1 6
+        assert text.count("┌───┐") + text.count("╔═══╗") == 5  # her five dice, no others
+        assert "│ 5 │" not in text and "│ 3 │" not in text  # ben's and carl's faces
+        assert "15 dice in play" in text and "classic" in text and "calza off" in text
+        session.feed(table_state(observe(rolled(), None), me=None))
+        await pilot.pause()
+        text = screen_text(app)
+        assert "┌───┐" not in text and "never the dice" in text
+
+
+async def test_typed_bid_is_sent():
+    session = FakeSession()
+    state = bid(rolled(), 0, 3, 4)  # ana opened 3×4: ben (seat 1) to bid
+    app = await start(session, table_state(observe(state, 1), me=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.press("tab", *"5x4", "enter")
+        await pilot.pause()
+        assert session.sent == [P.MakeBid(count=5, face=4)]
+        assert "Current bid: 3×4 by ana" in screen_text(app)
+
+
+async def test_garbage_input_explains_and_sends_nothing():
+    session = FakeSession()
+    app = await start(session, table_state(observe(bid(rolled(), 0, 3, 4), 1), me=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.press("tab", *"lots of 4", "enter")
+        await pilot.pause()
+        assert session.sent == []
+        assert "Type a bid like 5x4: five dice showing 4" in status_of(app)
+
+
+async def test_illegal_bid_is_refused_locally_with_a_reason():
+    session = FakeSession()
+    app = await start(session, table_state(observe(bid(rolled(), 0, 5, 4), 1), me=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.press("tab", *"5 3", "enter")
+        await pilot.pause()
+        assert session.sent == []
+        expected = "After 5×4 you must raise: more dice, or the same count of a higher face, or"
+        assert expected in status_of(app) and "3 pacos" in status_of(app)
+        await pilot.press("escape", "1", "down", "enter")  # 2 pacos: too few
+        await pilot.pause()
+        assert session.sent == []
+        assert "3 pacos" in status_of(app)
+
+
+async def test_keys_compose_a_bid_from_the_lowest_legal_one():
+    session = FakeSession()
+    app = await start(session, table_state(observe(bid(rolled(), 0, 3, 4), 1), me=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.pause()
+        assert "4×4" in str(app.screen.query_one("#composer").render())
+        await pilot.press("enter")
+        await pilot.press("6", "up", "plus", "minus", "enter")
+        await pilot.press("1", "enter")
+        await pilot.pause()
+        assert session.sent == [
+            P.MakeBid(count=4, face=4),
+            P.MakeBid(count=4, face=6),
+            P.MakeBid(count=2, face=1),
+        ]
+
+
+async def test_dudo_only_when_allowed():
+    session = FakeSession()
+    state = rolled()
+    app = await start(session, table_state(observe(state, 1), me=1))  # ana opens, not ben
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.press("d")
+        await pilot.pause()
+        assert session.sent == []
+        assert "Dudo is called on your turn: ana is to play" in status_of(app)
+        session.feed(table_state(observe(bid(state, 0, 3, 4), 1), me=1))
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+        assert session.sent == [P.MakeCall(call="dudo")]
+
+
+async def test_calza_key_only_where_calza_is_played():
+    session = FakeSession()
+    state = bid(rolled("calza-anytime"), 0, 3, 4)
+    app = await start(session, table_state(observe(state, 2), me=2))  # carl, out of turn
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.pause()
+        assert "c Calza" in screen_text(app)
+        await pilot.press("c", "d")
+        await pilot.pause()
+        assert session.sent == [P.MakeCall(call="calza")]
+        session.feed(table_state(observe(bid(rolled(), 0, 3, 4), 2), me=2))
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        assert "Calza" not in screen_text(app) and session.sent == [P.MakeCall(call="calza")]
+
+
+async def test_palifico_banner():
+    session = FakeSession()
+    state = replace(new_game(options_for("classic"), 3, 0), counts=(2, 5, 5))
+    state = apply_roll(state, ((3, 3), (2, 2, 2, 2, 2), (4, 4, 4, 4, 4)))
+    state = call(bid(state, 0, 3, 3), 1)  # two 3s: ana drops to one die, palifico follows
+    state = apply_roll(state, ((5,), (2, 2, 2, 2, 2), (4, 4, 4, 4, 4)))
+    assert state.special == "palifico"
+    app = await start(session)
+    async with app.run_test(size=SIZE) as pilot:
+        session.feed(table_state(observe(state, 1), me=1))
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.pause()
+        assert "PALIFICO — pacos are not wild, face is fixed" in screen_text(app)
+        session.feed(table_state(observe(bid(state, 0, 2, 5), 1), me=1))
+        await pilot.pause()
+        await pilot.press("tab", *"3x6", "enter")
+        await pilot.pause()
+        assert session.sent == []
+        assert "In this palifico round the face stays 5s" in status_of(app)
+
+
+async def test_reveal_shows_the_tally_and_sends_ready():
+    session = FakeSession()
+    state = bid(rolled(), 0, 3, 4)
+    app = await start(session, table_state(observe(state, 1), me=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        session.feed(table_state(observe(call(state, 1), 1), me=1))  # ben doubts 3×4
+        await wait_until(pilot, lambda: app.screen.has_class("-reveal"))
+        await pilot.pause()
+        text = screen_text(app)
+        # ana 2 4 4 1 6, ben 5 5 3 3 2, carl 1 6 6 4 3: three 4s and two pacos
+        assert "Counted 5 — bid was 3×4 (pacos wild)" in text
+        assert "ben called dudo on ana's 3×4: there were 5, so ben loses a die" in text
+        assert "[4] [4] [1]" in text
+        await pilot.press("space")
+        await wait_until(pilot, lambda: not app.screen.has_class("-reveal"))
+        assert session.sent == [P.Ready(round=0)]
+        assert "Current bid" not in text and "Round over" in screen_text(app)
+
+
+async def test_game_over_shows_the_winner_then_play_again_or_leave():
+    session = FakeSession()
+    state = rolled(dice=((6,), (5,), (4,)), dice_per_player=1)
+    state = call(bid(state, 0, 1, 6), 1)  # one 6: ben is out
+    state = apply_roll(state, ((3,), (), (3,)))
+    state = call(bid(state, 2, 2, 4), 0)  # carl opens 2×4, no 4 at all: carl is out
+    assert state.winner == 0
+    app = await start(session, table_state(observe(state, 2), me=2, status="over"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.screen.has_class("-reveal"))
+        assert "carl called" not in screen_text(app)  # the reveal first, then game over
+        await pilot.press("space")
+        await wait_until(pilot, lambda: isinstance(app.screen, GameOverScreen))
+        text = screen_text(app)
+        assert "Game over: ana wins" in text
+        assert text.index("1. ana") < text.index("2. carl (you)") < text.index("3. ben")
+        await pilot.press("a", "l")
+        await pilot.pause()
+        assert session.sent == [P.PlayAgain(), P.LeaveTable()]
+        session.feed(P.LeftTable())
+        await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+
+
+async def test_help_opens_everywhere():
+    session = FakeSession()
+    app = await start(session, lobby_state())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        assert "create a table" in screen_text(app)
+        await pilot.press("escape")
+        session.feed(table_state(observe(rolled("gamerules"), 0)))
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        rules = str(app.screen.query_one("#help-rules").render())
+        assert "Calza (instead of bidding, on your turn)" in rules
+        assert "Not in a palifico round" in rules
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+
+
+async def test_leave_mid_game_asks_first_and_left_table_returns_to_lobby():
+    session = FakeSession()
+    app = await start(session, table_state(observe(rolled(), 0)))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.press("l", "n")
+        await pilot.pause()
+        assert session.sent == []
+        await pilot.press("escape", "y")
+        await pilot.pause()
+        assert session.sent == [P.LeaveTable()]
+        session.feed(P.LeftTable())
+        await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+
+
+async def test_waiting_table_offers_bots_and_start_to_its_creator():
+    session = FakeSession()
+    waiting = table_state(
+        None, status="waiting", seats=(P.SeatInfo(name="ana", bot=False),), size=3
+    )
+    app = await start(session, waiting)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Waiting for 2 more players" in text and "— free —" in text
+        await pilot.press("b", "s", "l")
+        await pilot.pause()
+        assert session.sent == [P.AddBot(), P.StartGame(), P.LeaveTable()]
+
+
+async def test_refused_and_notice_are_notified_and_goodbye_exits():
+    session = FakeSession()
+    app = await start(session, P.Refused(code="table_full", message="every seat is [b]taken"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(app._notifications) == 1)
+        session.feed(P.Notice(text="ben left"), P.Goodbye(reason="server stopping"))
+        await wait_until(pilot, lambda: not app.is_running, timeout=5)
+    assert app.return_value == "server stopping"
+    assert session.closed
+
+
+async def test_club_show_and_reroll_picks_dice_to_set_aside():
+    session = FakeSession()
+    state = bid(rolled("club"), 0, 3, 4)  # ana just bid: she may show some dice and reroll
+    app = await start(session, table_state(observe(state, 0)))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.pause()
+        text = screen_text(app)
+        assert "r Reroll" in text and "j Jonti" in text and "c Calza" not in text
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, RerollDialog))
+        await pilot.press("1", "3", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        assert session.sent == [P.ShowAndReroll(reveal=(2, 4))]
