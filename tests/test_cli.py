@@ -1,0 +1,64 @@
+"""The `perudo-ssh` console script as a user runs it: `serve` and `referee`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.sshterm import Terminal
+
+SCRIPT = Path(sys.executable).with_name("perudo-ssh")
+SAMPLE = Path(__file__).with_name("records") / "sample.json"
+
+
+def test_referee_console_script_judges_the_sample_record() -> None:
+    done = subprocess.run([SCRIPT, "referee", SAMPLE], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads(done.stdout)
+    assert verdict["legal"] is True
+    assert verdict["rounds"][0]["loser"] == "ana"
+
+
+def test_referee_console_script_reads_standard_input_and_refuses_garbage() -> None:
+    done = subprocess.run(
+        [SCRIPT, "referee", "-"], input="not json", capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+async def test_serve_starts_generates_a_host_key_lets_a_guest_in_and_stops_on_sigterm(
+    tmp_path: Path,
+) -> None:
+    keys = tmp_path / "host_keys"
+    server = await asyncio.create_subprocess_exec(
+        SCRIPT, "serve", "--port", "0", "--host-keys", str(keys),
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        port = None
+        async with asyncio.timeout(30):
+            while port is None:
+                line = (await server.stderr.readline()).decode()
+                assert line, "the server ended before listening"
+                if match := re.search(r"perudo-ssh listening on [\d.]+:(\d+)", line):
+                    port = int(match.group(1))
+        key_file = keys / "ssh_host_ed25519_key"
+        assert key_file.stat().st_mode & 0o777 == 0o600
+        guest = Terminal()
+        await guest.connect(port, "zoe", None)
+        await guest.wait_for("welcome, zoe")
+        await guest.close()
+        server.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(30):
+            assert await server.wait() == 0
+    finally:
+        if server.returncode is None:
+            server.kill()
+            await server.wait()
