@@ -10,7 +10,7 @@ Whether a record breaks a rule is the referee's job (`perudo_ssh.referee`), not 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -29,7 +29,7 @@ from perudo_ssh.rules import (
     overrides_of,
 )
 
-FORMAT = "perudo-record/1"
+FORMAT: Final = "perudo-record/1"
 
 CallName = Literal["dudo", "calza", "jonti"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 import msgspec
 from msgspec import UNSET
@@ -19,7 +19,7 @@ from msgspec import UNSET
 from perudo_ssh.record import MalformedRecord, Record, decode_record, engine_action, engine_roll
 from perudo_ssh.rules import Bid, RoundResult, RuleError, State, apply, new_game
 
-FORMAT = "perudo-verdict/1"
+FORMAT: Final = "perudo-verdict/1"
 USAGE = "usage: perudo-ssh referee RECORD.json|-   (- reads the record from standard input)"
 
 

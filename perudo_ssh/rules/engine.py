@@ -27,6 +27,7 @@ from perudo_ssh.rules.state import (
     Bid,
     BidEntry,
     Call,
+    CallName,
     DeclareCalzone,
     PlaceBid,
     Reroll,
@@ -370,21 +371,24 @@ def _roll(state: State, dice: tuple[tuple[int, ...], ...]) -> State:
     )
 
 
-def _payment(state: State, call: str, bid: Bid, counted: int) -> tuple[int | None, int]:
-    """Who pays how many tokens for a call (RULES.md §6); (None, 0) when nobody pays."""
+def _payment(
+    state: State, call: CallName, caller: int, bidder: int, bid: Bid, counted: int
+) -> tuple[int, int]:
+    """Who pays how many tokens into the bank for a call (RULES.md §6, and §5 for calza with
+    stakes); a negative amount is taken back from the bank."""
     double = 2 if pacos_wild(state) and bid.face == 1 else 1
     if call == "dudo":
         if counted < bid.count:
-            return state.last_bid.seat, (bid.count - counted) * double
+            return bidder, (bid.count - counted) * double
         if counted > bid.count:
-            return -1, (counted - bid.count) * double  # -1: the caller
-        return -1, 1
+            return caller, (counted - bid.count) * double
+        return caller, 1  # a perfect bid: no difference to double
     if counted == bid.count:
-        return -1, -1  # a correct jonti (or calza) takes one token back
-    return -1, abs(bid.count - counted) * double
+        return caller, -1  # a correct jonti (or calza) takes one token back
+    return caller, abs(bid.count - counted) * double
 
 
-def _resolve(state: State, caller: int, call: str) -> State:
+def _resolve(state: State, caller: int, call: CallName) -> State:
     """End the round on `caller`'s call (RULES.md §2.5–§2.7, §5, §6)."""
     opts = state.options
     entry = state.last_bid
@@ -407,9 +411,8 @@ def _resolve(state: State, caller: int, call: str) -> State:
     payments = [0] * state.seats
     tokens = state.tokens
     if tokens is not None:
-        payer, amount = _payment(state, call, bid, counted)
-        if payer is not None:
-            payments[caller if payer == -1 else payer] += amount
+        payer, amount = _payment(state, call, caller, bidder, bid, counted)
+        payments[payer] += amount
         balances = tuple(b - p for b, p in zip(tokens.balances, payments, strict=True))
         tokens = Tokens(bank=tokens.bank + sum(payments), balances=balances)
     after = replace(state, counts=tuple(counts))
