@@ -49,13 +49,15 @@ class BidComposer:
             self.count = min(counts)
         return bool(counts)
 
-    def line(self, game: GameView) -> Content:
-        """`Your bid ▸ 5×4  ✓ legal   ↑↓ count · 1-6 face · ⏎ bid`."""
+    def line(self, game: GameView, then_show: tuple[int, ...] = ()) -> Content:
+        """`Your bid ▸ 5×4  ✓ legal   ↑↓ count · 1-6 face · ⏎ bid`; with `then_show`, the
+        dice to show and reroll right after the bid instead of the keys."""
         legal = self.bid in game.choices.bids
         mark = ("  ✓ legal", "green") if legal else ("  ✗ not allowed", "red")
+        if then_show:
+            after = (f"   then show {' '.join(map(str, then_show))} (r: change)", "italic")
+        else:
+            after = ("   ↑↓ count · 1-6 face · ⏎ bid", "dim")
         return Content.assemble(
-            "Your bid ▸ ",
-            (f" {format_bid(self.bid)} ", "bold reverse"),
-            mark,
-            ("   ↑↓ count · 1-6 face · ⏎ bid", "dim"),
+            "Your bid ▸ ", (f" {format_bid(self.bid)} ", "bold reverse"), mark, after
         )

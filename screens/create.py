@@ -105,12 +105,14 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
 
     def command(self) -> protocol.CreateTable:
         """The `CreateTable` the form describes; calza is sent only when it differs from the
-        preset's, the name only when typed."""
+        preset's; without a typed name, the placeholder's `ana's table`."""
         preset = self._preset()
         seats = self.query_one("#seats", Select).value
         bots = self.query_one("#bots", Select).value
         calza = self.query_one("#calza", Select).value
         name = self.query_one("#table-name", Input).value.strip()
+        if not name and self._player:  # what the placeholder promised
+            name = f"{self._player}'s table"[:24]
         assert isinstance(seats, int) and isinstance(bots, int) and isinstance(calza, str)
         return protocol.CreateTable(
             preset=preset,

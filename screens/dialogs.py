@@ -40,20 +40,26 @@ class RerollDialog(ModalScreen[tuple[int, ...] | None]):
     Dismissed with the faces to show, or None."""
 
     BINDINGS = [
-        *(Binding(str(n), f"toggle({n - 1})", "Pick", show=n == 1, key_display="1-5")
+        *(Binding(str(n), f"pick({n - 1})", "Pick", show=n == 1, key_display="1-5")
           for n in range(1, 6)),
         Binding("enter", "confirm", "Show & reroll"),
         Binding("escape", "cancel", "Cancel"),
     ]  # fmt: skip
 
-    def __init__(self, hidden: Sequence[int]) -> None:
+    def __init__(self, hidden: Sequence[int], *, planning: bool = False) -> None:
         super().__init__()
         self._hidden = tuple(hidden)
         self._picked: set[int] = set()
+        self._planning = planning
 
     def compose(self) -> ComposeResult:
+        title = (
+            "With your bid, show and reroll: pick the dice to set aside"
+            if self._planning
+            else "Show and reroll: pick the dice to set aside"
+        )
         with Vertical(classes="dialog"):
-            yield Static("Show and reroll: pick the dice to set aside", classes="dialog-title")
+            yield Static(title, classes="dialog-title")
             yield Static(id="reroll-dice")
             yield Static(id="reroll-hint", classes="dialog-hint")
         yield Footer()
@@ -69,15 +75,18 @@ class RerollDialog(ModalScreen[tuple[int, ...] | None]):
         self.query_one("#reroll-dice", Static).update(Content.assemble(*parts))
         self.query_one("#reroll-hint", Static).update(
             "Number keys pick dice; keep at least one hidden. Enter to confirm."
+            + (" They are shown as soon as you bid." if self._planning else "")
         )
 
-    def action_toggle(self, index: int) -> None:
+    def action_pick(self, index: int) -> None:
         if index < len(self._hidden):
             self._picked ^= {index}
             self._draw()
 
     def action_confirm(self) -> None:
-        if not self._picked:
+        if not self._picked and self._planning:
+            self.dismiss(())  # show nothing with the bid after all
+        elif not self._picked:
             self.notify("Pick at least one die to show.", markup=False)
         elif len(self._picked) >= len(self._hidden):
             self.notify("Keep at least one die hidden to re-roll.", markup=False)

@@ -59,7 +59,8 @@ class GameOverScreen(ModalScreen[None]):
         lines = []
         for place, seat in enumerate(finishing_order(game), start=1):
             tokens = f"   ¤{game.tokens.balances[seat]}" if game.tokens is not None else ""
-            you = " (you)" if seat == game.me else ""
+            bot = seat < len(table.seats) and table.seats[seat].bot
+            you = " (you)" if seat == game.me else " (bot)" if bot else ""
             lines.append(f"{place:>2}. {names[seat]}{you}{tokens}")
         self.query_one("#over-order", Static).update(Content("\n".join(lines)))
         again = ", ".join(table.play_again)

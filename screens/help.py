@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from perudo_ssh.rules import PRESET_NAMES, Options
+from perudo_ssh.rules import PRESET_NAMES, PRESETS, Options
 from screens.wording import PRESET_BLURBS, rules_summary
 
 KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
@@ -30,12 +30,12 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("1-6  ← →", "bid face (1 = pacos)"),
         ("Enter", "make the bid shown"),
         ("Tab", "type a bid: 5x4, 5 4, 5*4, 3p, 3 pacos; or dudo / calza"),
-        ("Esc", "back from typing to keys"),
+        ("Esc / Tab", "back from typing to keys"),
         ("d", "dudo: doubt the bid"),
         ("c", "calza: claim the bid is exact (if played here)"),
         ("j", "jonti: exact call out of turn (club)"),
         ("z", "declare a calzone round (club)"),
-        ("r", "show some dice and reroll the rest (club)"),
+        ("r", "club: set dice aside face up, reroll the rest (with a bid)"),
         ("l / Esc", "leave the table (asks first mid-game)"),
     )),
     ("Reveal", (("any key", "next round"),)),
@@ -54,10 +54,16 @@ def keys_text() -> Content:
 
 
 def rules_text(options: Options | None) -> str:
+    """The rules of `options` in plain words; in the lobby (None), the classic rules and
+    what each preset changes."""
     if options is not None:
         return "\n".join(f"• {line}" for line in rules_summary(options))
+    classic = "\n".join(f"• {line}" for line in rules_summary(PRESETS["classic"])[1:])
     presets = "\n".join(f"• {name}: {PRESET_BLURBS[name]}" for name in PRESET_NAMES)
-    return "Perudo, liar's dice: bid on all dice in play; doubt with dudo.\n" + presets
+    return (
+        "Perudo, liar's dice: everyone rolls in secret, then bids on all the dice in play.\n"
+        f"{classic}\n\nTables choose a preset:\n{presets}"
+    )
 
 
 class HelpScreen(ModalScreen[None]):

@@ -18,7 +18,9 @@ from screens.create import CreateTableDialog
 from screens.messages import Send
 
 COLUMNS = (("id", "#"), ("name", "Table"), ("preset", "Preset"), ("seats", "Seats"),
-           ("status", "Status"), ("spectators", "Watching"))  # fmt: skip
+           ("status", "Status"), ("spectators", "Watch"))  # fmt: skip
+# with these, the list and the online column fit 80 columns (the title shows the full name)
+NAME_WIDTH = 17
 
 
 def table_row(table: protocol.TableSummary) -> tuple[str | Text, ...]:
@@ -26,7 +28,7 @@ def table_row(table: protocol.TableSummary) -> tuple[str | Text, ...]:
     taken = table.seats - table.free
     return (
         str(table.id),
-        Text(table.name),
+        Text(table.name if len(table.name) <= NAME_WIDTH else table.name[: NAME_WIDTH - 1] + "…"),
         table.preset,
         f"{taken}/{table.seats}",
         table.status,
@@ -50,7 +52,7 @@ class LobbyScreen(Screen[None]):
         self._rows: dict[int, tuple[str | Text, ...]] = {}
         self._tables: dict[int, protocol.TableSummary] = {}
         self._pending: protocol.LobbyState | None = None
-        self._name = ""
+        self._player = ""
 
     def compose(self) -> ComposeResult:
         yield Static("perudo-ssh · liar's dice", id="lobby-title")
@@ -67,13 +69,13 @@ class LobbyScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._live = True  # composed: from now on, draw at once
-        if self._name:
-            self.show_welcome(self._name)
+        if self._player:
+            self.show_welcome(self._player)
         if self._pending is not None:
             self.show_lobby(self._pending)
 
     def show_welcome(self, name: str) -> None:
-        self._name = name
+        self._player = name
         if self._live:
             self.query_one("#lobby-title", Static).update(
                 Text(f"perudo-ssh · liar's dice · welcome, {name}"), layout=False
@@ -121,7 +123,7 @@ class LobbyScreen(Screen[None]):
             if command is not None:
                 self.post_message(Send(command))
 
-        self.app.push_screen(CreateTableDialog(self._name), created)
+        self.app.push_screen(CreateTableDialog(self._player), created)
 
     def action_join(self) -> None:
         table = self._selected()

@@ -44,9 +44,13 @@ _OFFERED: tuple[tuple[str, tuple[object, ...]], ...] = (
 
 
 class BidInput(Input):
-    """The text box for typed bids; Escape goes back to the table's keys."""
+    """The text box for typed bids; Escape (or Tab) goes back to the table's keys."""
 
-    BINDINGS = [Binding("escape", "screen.focus_table", "Keys", show=False)]
+    BINDINGS = [
+        Binding("enter", "submit", "Bid", key_display="⏎"),
+        Binding("escape", "screen.focus_table", "Back to keys", key_display="esc"),
+        Binding("tab", "screen.focus_table", show=False),
+    ]
 
     def on_mount(self) -> None:
         self.cursor_blink = False  # a blinking cursor costs CPU per idle session
@@ -91,6 +95,8 @@ class TableScreen(Screen[None]):
         self._game_over: GameOverScreen | None = None
         self._offered: tuple[bool | None, ...] = ()
         self._drawn: dict[str, object] = {}  # selector -> what it shows now
+        self._reroll_plan: tuple[int, ...] = ()  # dice to show right after this turn's bid
+        self._reroll_dialog: RerollDialog | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="table-title")
@@ -139,8 +145,13 @@ class TableScreen(Screen[None]):
         game = table.game
         waiting = game is None or table.status == "waiting"
         self.set_class(waiting, "-waiting")
-        playing = game is not None and game.me is not None and game.phase != "over"
-        self.set_class(not (playing and game.seats[game.me].dice > 0), "-idle")
+        playing = (
+            game is not None
+            and game.me is not None
+            and game.phase != "over"
+            and game.seats[game.me].dice > 0
+        )
+        self.set_class(not playing, "-idle")
         self._put("#table-title", tableview.title_line(table))
         banner = tableview.banner_line(None if waiting else game)
         self.query_one("#banner", Static).display = banner is not None
@@ -176,9 +187,15 @@ class TableScreen(Screen[None]):
         self.query_one(BidHistory).show(tableview.history_lines(table, game))
         self._put("#current-bid", tableview.current_bid_line(table, game))
         mine = game.seats[game.me] if game.me is not None else None
-        label = "Watching" if mine is None else f"Your dice\n{mine.dice} in cup"
-        if mine is not None and mine.shown:
-            label += f"\nshown {' '.join(map(str, mine.shown))}"
+        if mine is None:
+            label = "Watching"
+        elif mine.dice == 0:
+            label = "Your dice\nnone left"
+        elif mine.shown:  # set aside face up: in the cup are only the hidden ones
+            in_cup = len(mine.hidden or ())
+            label = f"Your dice\n{in_cup} in cup\nshown {' '.join(map(str, mine.shown))}"
+        else:
+            label = f"Your dice\n{mine.dice} in cup"
         self._put("#my-label", label)
         if mine is None:
             note = "Spectators see every cup, never the dice."
@@ -189,17 +206,22 @@ class TableScreen(Screen[None]):
         self.query_one(DiceRow).show((mine.hidden or ()) if mine else (), note)
         if self._composer.follow(game):
             self._error = None
+            self._reroll_plan = ()
+        self._close_stale_reroll(game)
         self._draw_composer()
 
     def _draw_composer(self) -> None:
         game = self.game
-        if game is None or game.me is None:
-            self._put("#composer", "You are watching: every cup, no dice.")
-            self._put("#status", "")
+        if game is None:
             return
         names = tableview.seat_names(self._table) if self._table else []
+        if game.me is None or game.seats[game.me].dice == 0:  # watching: no moves to offer
+            waiting = game.phase == "bidding" and bool(names)
+            self._put("#composer", f"Waiting for {names[game.turn]}…" if waiting else "")
+            self._put("#status", "")
+            return
         if game.choices.bids:
-            self._put("#composer", self._composer.line(game))
+            self._put("#composer", self._composer.line(game, self._reroll_plan))
         elif game.phase == "bidding" and game.me != game.turn:
             self._put("#composer", f"Waiting for {names[game.turn]}…")
         else:
@@ -231,6 +253,10 @@ class TableScreen(Screen[None]):
             )
             self.set_focus(None)
             self.add_class("-reveal")
+        elif game.phase == "bidding" and game.bids and self.has_class("-reveal"):
+            # the next round is already being bid (the reveal timed out, or this viewer
+            # is only watching): show the table rather than an old round
+            self._hide_reveal()
         if game.phase == "over":
             if self._game_over is None and not self.has_class("-reveal"):
                 self._game_over = GameOverScreen()
@@ -283,6 +309,8 @@ class TableScreen(Screen[None]):
             return True
         if game is None or game.me is None or (t is not None and t.status == "waiting"):
             return False
+        if game.seats[game.me].dice == 0:  # out of the game: only watching now
+            return False
         choices, options = game.choices, game.options
         if action == "focus_bid":
             return game.phase != "over"
@@ -298,7 +326,9 @@ class TableScreen(Screen[None]):
         if action == "calzone":
             return choices.calzone
         if action == "reroll":
-            return (True if choices.reroll else None) if options.show_and_reroll else False
+            if not options.show_and_reroll:
+                return False
+            return True if choices.reroll or self._may_plan_reroll() else None
         return True
 
     def _call_refusal(self, call: str) -> str | None:
@@ -368,6 +398,9 @@ class TableScreen(Screen[None]):
             return False
         self._error = None
         self.post_message(Send(protocol.MakeBid(count=bid.count, face=bid.face)))
+        if self._reroll_plan:  # right behind the bid, before anyone else may act
+            self.post_message(Send(protocol.ShowAndReroll(reveal=self._reroll_plan)))
+            self._reroll_plan = ()
         return True
 
     def action_call(self, call: str) -> None:
@@ -377,17 +410,48 @@ class TableScreen(Screen[None]):
     def action_calzone(self) -> None:
         self.post_message(Send(protocol.DeclareCalzone()))
 
+    def _may_plan_reroll(self) -> bool:
+        """Whether the viewer may choose now the dice to show right after the bid they are
+        about to make (RULES.md §6): the chance after a bid lasts only until the next player
+        acts, and a bot acts within a second."""
+        game = self.game
+        return (
+            game is not None
+            and game.me is not None
+            and game.options.show_and_reroll
+            and game.phase == "bidding"
+            and game.turn == game.me
+            and bool(game.choices.bids)
+            and len(game.seats[game.me].hidden or ()) > 1
+        )
+
+    def _close_stale_reroll(self, game: GameView) -> None:
+        """Close the reroll dialog once its chance has passed (the next player acted)."""
+        dialog = self._reroll_dialog
+        if dialog is None or game.choices.reroll or self._may_plan_reroll():
+            return
+        self._reroll_dialog = None
+        if self.app.screen is dialog:
+            dialog.dismiss(None)
+        self._error = "Too late to show and reroll: the next player has already played"
+
     def action_reroll(self) -> None:
         game = self.game
         if game is None or game.me is None:
             return
         hidden = game.seats[game.me].hidden or ()
+        planning = not game.choices.reroll  # before the bid: the dice go with it
 
         def chosen(reveal: tuple[int, ...] | None) -> None:
-            if reveal:
+            self._reroll_dialog = None
+            if planning:
+                self._reroll_plan = reveal or ()
+                self._draw_composer()
+            elif reveal:
                 self.post_message(Send(protocol.ShowAndReroll(reveal=reveal)))
 
-        self.app.push_screen(RerollDialog(hidden), chosen)
+        self._reroll_dialog = RerollDialog(hidden, planning=planning)
+        self.app.push_screen(self._reroll_dialog, chosen)
 
     def action_add_bot(self) -> None:
         self.post_message(Send(protocol.AddBot()))
@@ -396,7 +460,8 @@ class TableScreen(Screen[None]):
         self.post_message(Send(protocol.StartGame()))
 
     def action_focus_bid(self) -> None:
-        self.query_one(BidInput).focus()
+        # at once, not on the next idle: keys typed right after Tab belong to the input
+        self.set_focus(self.query_one(BidInput))
 
     def action_focus_table(self) -> None:
         self.set_focus(None)
@@ -404,6 +469,8 @@ class TableScreen(Screen[None]):
     def action_leave(self) -> None:
         game = self.game
         mid_game = game is not None and game.me is not None and game.phase != "over"
+        if mid_game and game is not None and game.me is not None and not game.seats[game.me].dice:
+            mid_game = False  # already out: nobody takes the seat over
         if self._table is not None and self._table.status == "waiting":
             mid_game = False
         if not mid_game:
@@ -431,7 +498,9 @@ class TableScreen(Screen[None]):
                 self.set_focus(None)
                 self.action_call(text)
             else:
-                self._refuse(self._call_refusal(text) or f"{text} is not played at this table")
+                self._refuse(
+                    self._call_refusal(text) or f"{text.capitalize()} is not played at this table"
+                )
             return
         try:
             bid = parse_bid(text)

@@ -15,8 +15,10 @@ from screens.wording import CALZA_MODES, raise_hint
 
 BANNERS = {
     "palifico": "PALIFICO — pacos are not wild, face is fixed",
-    "calzone": "CALZONE — pacos are not wild; only one-die players may change face",
+    "calzone": "CALZONE — pacos not wild; only one-die players may change face",
 }
+# the banner must fit 80 columns: a player who may change face gets a banner of their own
+MAY_CHANGE_FACE = "{} — pacos not wild; you hold one die, so you may change face"
 
 
 def seat_names(table: protocol.TableState) -> list[str]:
@@ -26,20 +28,24 @@ def seat_names(table: protocol.TableState) -> list[str]:
 
 
 def title_line(table: protocol.TableState) -> str:
-    """`#3 ana's table · classic · calza off · round 2 · 9 dice in play`."""
+    """`#3 ana's table · round 2 · 9 dice in play · classic · calza off`: what changes during
+    the game comes first, so an 80-column terminal cuts only the table's fixed rules (the
+    help page has them all)."""
     parts = [f"#{table.id} {table.name}"]
+    if table.me is None:
+        parts.append("watching")
     game = table.game
     if game is not None:
         options = game.options
-        parts += [options.preset, f"calza {CALZA_MODES.get(options.calza, options.calza)}"]
         if game.phase != "over":
             parts += [f"round {game.round_index + 1}", f"{game.dice_in_play} dice in play"]
         if game.tokens is not None:
             parts.append(f"bank ¤{game.tokens.bank}")
+        parts.append(options.preset)
+        if not options.jonti:  # the club plays jonti instead of calza
+            parts.append(f"calza {CALZA_MODES.get(options.calza, options.calza)}")
     else:
         parts.append(table.status)
-    if table.me is None:
-        parts.append("watching")
     return " · ".join(parts)
 
 
@@ -47,10 +53,9 @@ def banner_line(game: GameView | None) -> str | None:
     """The special-round banner, or None in a normal round (RULES.md §4)."""
     if game is None or game.phase != "bidding" or game.special is None:
         return None
-    text = BANNERS.get(game.special, game.special.upper())
     if game.may_change_face:
-        text += " (you may change face)"
-    return text
+        return MAY_CHANGE_FACE.format(game.special.upper())
+    return BANNERS.get(game.special, game.special.upper())
 
 
 def cups(table: protocol.TableState, game: GameView) -> list[Cup]:
@@ -77,9 +82,10 @@ def history_lines(table: protocol.TableState, game: GameView) -> list[str]:
     lines: list[str] = []
     if game.round_index == 0 and table.opening:
         lines.append("Opening roll:")
-        for totals in table.opening:
-            rolled = [f"{names[s]} {t}" for s, t in enumerate(totals) if t is not None]
-            lines.append("  " + ", ".join(rolled))
+        for seat, name in enumerate(names[: len(table.opening[0])]):
+            totals = [str(roll[seat]) for roll in table.opening if roll[seat] is not None]
+            if totals:  # one line per seat; a tie adds its roll-off totals after the first
+                lines.append(f"  {name[:14]:<14} {' '.join(totals)}")
     lines += [f"{names[e.seat][:14]:<14} {format_bid(e.bid)}" for e in game.bids]
     return lines
 
@@ -93,8 +99,10 @@ def current_bid_line(table: protocol.TableState, game: GameView) -> Content:
     if game.phase == "rolling":
         if table.waiting_for:
             me = names[game.me] if game.me is not None else None
-            who = ", ".join("you" if name == me else name for name in table.waiting_for)
-            return Content(f"Round over: waiting for {who} to go on…")
+            who = [("you" if name == me else name) for name in table.waiting_for]
+            who.sort(key=lambda name: name != "you")
+            listed = ", ".join(who[:-1]) + " and " + who[-1] if len(who) > 1 else who[0]
+            return Content(f"Round over: waiting for {listed} to go on…")
         return Content("Round over: the dice are being rolled again…")
     mine = game.turn == game.me
     turn = (
@@ -139,9 +147,14 @@ def waiting_lines(table: protocol.TableState, me_creator: bool) -> tuple[str, st
 
 
 def hint_line(game: GameView) -> str:
-    """What the viewer may do now, in words: how to raise, and the exact calls open to them."""
+    """What the viewer may do now, in words: how to raise, and the other moves open to them.
+    Empty for a spectator or a player already out."""
     choices = game.choices
+    if game.me is None or game.seats[game.me].dice == 0:
+        return ""
     parts = []
+    if choices.calzone:
+        parts.append("z: declare a calzone round (pacos not wild) before bidding")
     if choices.bids:
         if game.bids:
             parts.append(raise_hint(game) or "")
@@ -149,8 +162,17 @@ def hint_line(game: GameView) -> str:
             parts.append("Open the round: any face from 2 to 6")
         else:
             parts.append("Open this round: any bid; the face then stays")
+    if choices.reroll:
+        parts.append("r: show some dice and reroll the rest, before the next player acts")
     if game.phase == "bidding" and game.options.calza != "off":
-        parts.append("c: calza now" if choices.calza else f"calza: {choices.calza_why}")
+        if choices.calza:
+            parts.append("c: calza now")
+        elif (
+            choices.calza_why
+            and game.bids
+            and (game.turn == game.me or game.options.calza == "anytime")
+        ):  # why not, only when the player could otherwise call it now
+            parts.append(f"calza: {choices.calza_why}")
     if game.phase == "bidding" and game.options.jonti and choices.jonti:
         parts.append("j: jonti now")
     return " · ".join(p for p in parts if p)

@@ -97,25 +97,30 @@ class CupsPanel(Widget):
 
     @staticmethod
     def _dice(cup: Cup) -> list[tuple[str, str] | str]:
-        """`[?][?][?][?]    4 dice  shown 3 5  ¤8`, or `out`."""
+        """`[?][?][3][5]    4 dice  ¤8`: a `[?]` per hidden die, set-aside dice face up
+        (RULES.md §6), the count; or `out`."""
         if cup.dice == 0:
             parts: list[tuple[str, str] | str] = [("out", "dim")]
         else:
             count = f"{cup.dice} {'die' if cup.dice == 1 else 'dice'}"
-            parts = [("[?]" * cup.dice, "bold $accent"), " " * (16 - 3 * cup.dice), f"{count:<7}"]
-            if cup.shown:
-                parts.append(("  shown " + " ".join(map(str, cup.shown)), "italic"))
+            hidden = max(0, cup.dice - len(cup.shown))
+            parts = [("[?]" * hidden, "bold $accent")]
+            parts += [(f"[{face}]", "bold reverse") for face in cup.shown]
+            parts += [" " * (16 - 3 * (hidden + len(cup.shown))), f"{count:<7}"]
         if cup.tokens is not None:
             parts.append(f"  ¤{cup.tokens}")
         return parts
 
     def _line(self, cup: Cup, width: int) -> Content:
         marker = "▶ " if cup.turn else "  "
+        dice = Content.assemble(*self._dice(cup))
+        # the name gives way first: a seat's line never wraps onto the next
+        room = max(8, min(22, width - len(marker) - 2 - len(dice.plain)))
         name = (
-            f"{self._label(cup)[:22]:<22} ",
+            f"{self._label(cup)[:room]:<{room}} ",
             "bold" if cup.me else "dim" if not cup.dice else "",
         )
-        line = Content.assemble(marker, name, *self._dice(cup))
+        line = Content.assemble(marker, name, dice)[: max(1, width)]
         if cup.turn:
             line = line.pad_right(max(0, width - len(line.plain))).stylize("reverse")
         return line
@@ -126,7 +131,7 @@ class CupsPanel(Widget):
         style = "bold $accent" if cup.turn else "dim" if not cup.dice else ""
         label = ("▶ " if cup.turn else "") + self._label(cup)[: inner - 4]
         top = f"╭─ {label} " + "─" * max(0, inner - len(label) - 1) + "╮"
-        body = Content.assemble(*self._dice(cup))
+        body = Content.assemble(*self._dice(cup))[:inner]
         body = body.pad_right(max(0, inner - len(body.plain)))
         if cup.turn:
             body = body.stylize("bold")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perudo_ssh.rules import Bid, GameView, Options, RoundResult
+from perudo_ssh.rules import PRESETS, Bid, GameView, Options, RoundResult
 from screens.bidtext import face_name, format_bid
 
 PRESET_BLURBS: dict[str, str] = {
@@ -49,11 +49,12 @@ def raise_hint(view: GameView) -> str | None:
     if rule == "one-at-a-time":
         ways = f"more {face_name(f)}, or the same count of a higher face"
     elif rule == "monotone":
-        ways = "more dice, a higher face, or both (never fewer dice nor a lower face)"
+        ways = "more dice, a higher face, or both"
     else:
         ways = "more dice, or the same count of a higher face"
     if view.wild:
-        return f"After {said} you must raise: {ways}, or {_half_up(n)} pacos"
+        pacos = format_bid(Bid(count=_half_up(n), face=1))
+        return f"After {said} you must raise: {ways}, or {pacos}"
     return f"After {said} you must raise: {ways} (pacos rank lowest and are not wild)"
 
 
@@ -111,12 +112,16 @@ def counts_for(result: RoundResult, face: int) -> bool:
 def tally_line(result: RoundResult) -> str:
     """`Counted 4 — bid was 4×5 (pacos wild)`."""
     if result.bid.face == 1:
-        how = "pacos"
+        how = "only pacos count"
     elif result.special is None:
         how = "pacos wild"
     else:
         how = f"{result.special}: pacos not wild"
     return f"Counted {result.counted} — bid was {format_bid(result.bid)} ({how})"
+
+
+def _there_were(counted: int, exactly: str = "") -> str:
+    return f"there {'was' if counted == 1 else 'were'} {exactly}{counted}"
 
 
 def reveal_story(result: RoundResult, names: Sequence[str]) -> str:
@@ -126,17 +131,15 @@ def reveal_story(result: RoundResult, names: Sequence[str]) -> str:
     n, counted = result.bid.count, result.counted
     if result.call == "dudo":
         loser = bidder if counted < n else caller
-        story = f"{caller} called {said}: there were {counted}, so {loser} loses a die"
+        story = f"{caller} called {said}: {_there_were(counted)}, so {loser} loses a die"
     elif counted == n:
+        exact = _there_were(counted, "exactly ")
         if result.gainer is not None:
-            story = f"{caller} called {said}: there were exactly {counted}, so {caller} gains a die"
+            story = f"{caller} called {said}: {exact}, so {caller} gains a die"
         else:
-            story = (
-                f"{caller} called {said}: there were exactly {counted}, "
-                f"but {caller} already has every die"
-            )
+            story = f"{caller} called {said}: {exact}, but {caller} already has every die"
     else:
-        story = f"{caller} called {said}: there were {counted}, not {n}, so {caller} loses a die"
+        story = f"{caller} called {said}: {_there_were(counted)}, not {n}, so {caller} loses a die"
     if result.loser is not None and result.dice[result.loser] == 0:
         story += " and is out of the game"
     return story
@@ -164,15 +167,22 @@ def finishing_order(view: GameView) -> list[int]:
 
 def rules_summary(options: Options) -> list[str]:
     """The table's rules in plain words, one sentence per line (RULES.md §2–§7)."""
+    preset = f"Preset {options.preset}: {PRESET_BLURBS.get(options.preset, '')}"
+    default = PRESETS.get(options.preset)
+    if default is not None and options.calza != default.calza:
+        preset += f"; this table plays calza {CALZA_MODES.get(options.calza, options.calza)}"
     lines = [
-        f"Preset {options.preset}: {PRESET_BLURBS.get(options.preset, '')}.",
+        f"{preset}.",
         f"Everyone starts with {options.dice_per_player} dice. A bid n×f claims that at least n "
         "of all dice show f; face 1 is the paco.",
     ]
     if options.raise_rule == "count-or-face":
         lines.append("Raise with more dice (any face), or the same count of a higher face.")
     elif options.raise_rule == "one-at-a-time":
-        lines.append("Raise one thing at a time: more of the same face, or a higher face.")
+        lines.append(
+            "Raise one thing at a time: more dice of the same face, or the same count of a "
+            "higher face."
+        )
     else:
         lines.append("Raise the count, the face, or both; never lower either.")
     lines.append(
@@ -191,7 +201,11 @@ def rules_summary(options: Options) -> list[str]:
             "wild; only one-die players may change the face."
         )
     if options.calza != "off":
-        when = "instead of bidding, on your turn" if options.calza == "on-turn" else "at any time"
+        when = (
+            "instead of bidding, on your turn"
+            if options.calza == "on-turn"
+            else "at any time, by anyone but the last bidder"
+        )
         extra = "" if options.calza_in_special_round else " Not in a palifico round."
         if options.calza_min_players > 2:
             extra += f" Needs {options.calza_min_players} players left."
@@ -211,8 +225,8 @@ def rules_summary(options: Options) -> list[str]:
         )
     if options.stake:
         lines.append(
-            f"Tokens: everyone pays {options.stake} into the bank; losers pay by how wrong "
-            "they were; the winner takes the bank."
+            f"Tokens: everyone pays {options.stake} into the bank (so balances start at "
+            f"¤-{options.stake}); losers pay by how wrong they were; the winner takes the bank."
         )
     lines.append("The last player with dice wins.")
     return lines

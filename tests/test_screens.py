@@ -108,7 +108,7 @@ async def test_create_dialog_overrides_calza_and_cancels():
         await pilot.press("c", "escape")
         await pilot.pause()
         assert session.sent == [
-            P.CreateTable(preset="classic", seats=2, bots=1, calza="on-turn", name=None)
+            P.CreateTable(preset="classic", seats=2, bots=1, calza="on-turn", name="ana's table")
         ]
 
 
