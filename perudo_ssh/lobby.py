@@ -4,8 +4,9 @@ One asyncio task drains one inbox, one message at a time: session commands, conn
 disconnects, and timer messages (a bot's pause, the reveal timeout) that `loop.call_later`
 puts into the same inbox — the actor never sleeps while holding the world. Events are built
 per recipient from `observe(state, seat)` and put into each session's bounded outbox without
-waiting; a session whose outbox is full is dropped ("too slow"). Lobby-list updates are sent
-once per batch, when the inbox is empty. Imports neither textual nor asyncssh.
+waiting; a session whose outbox is full is dropped ("too slow"). Table and lobby-list updates
+are sent once per batch, when the inbox is empty: however many commands one session floods in,
+the others get one update per table per batch. Imports neither textual nor asyncssh.
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ class Lobby:
         self._table_ids = itertools.count(1)
         self._lobby_sent: protocol.LobbyState | None = None
         self._lobby_pending: set[int] = set()
+        self._changed: dict[int, None] = {}  # ids of tables to send at the end of the batch
         self._drops: list[_Client] = []
         self._task: asyncio.Task[None] | None = None
 
@@ -124,10 +126,7 @@ class Lobby:
             self._guarded(self._handle, message)
             self._settle_drops()
             if self._inbox.empty():
-                self._guarded(self._flush_lobby)
-                while self._drops:  # a drop changes who is online: flush again
-                    self._settle_drops()
-                    self._guarded(self._flush_lobby)
+                self._end_batch()
 
     def _guarded(self, handler: Callable[..., None], *args: object) -> None:
         try:
@@ -192,6 +191,21 @@ class Lobby:
             client.session.end("too slow")
             log.info("lobby: dropped %s (outbox full)", client.name)
             self._guarded(self._remove, client)
+
+    def _end_batch(self) -> None:
+        """Send what the batch changed: each changed table to the sessions at it, then the
+        lobby list. Sending may find sessions too slow; dropping them changes their tables
+        and who is online, so send again until nobody more is dropped."""
+        while True:
+            while self._changed:
+                tid = next(iter(self._changed))
+                del self._changed[tid]
+                if tid in self.tables:
+                    self._guarded(self._broadcast, self.tables[tid])
+            self._guarded(self._flush_lobby)
+            if not self._drops:
+                return
+            self._settle_drops()
 
     def _flush_lobby(self) -> None:
         """Send the lobby list to sessions in the lobby: to all if it changed, else only to
@@ -281,8 +295,9 @@ class Lobby:
                 table, seat = self._my_seat(client)
                 if table.status != "over":
                     raise Refusal("bad_command", "the game is not over")
-                table.play_again.add(seat)
-                self._after_change(table)
+                if seat not in table.play_again:  # asking twice changes nothing
+                    table.play_again.add(seat)
+                    self._after_change(table)
             case protocol.Ready(round=round_):
                 self._ready(client, round_)
             case (
@@ -320,7 +335,7 @@ class Lobby:
         table = self._table(tid)
         table.spectators.append(client.id)
         client.table = tid
-        self._broadcast(table)
+        self._changed[tid] = None
 
     def _leave(self, client: _Client) -> None:
         """`client` leaves its table (RULES: a bot takes a seat mid-game)."""
@@ -388,9 +403,10 @@ class Lobby:
         self._after_change(table)
 
     def _after_change(self, table: Table) -> None:
-        """Move the table on as far as it goes by itself, tell everyone at it, set its timer."""
+        """Move the table on as far as it goes by itself, set its timer, and mark it to be
+        sent to everyone at it at the end of the batch."""
         table.advance(self.rng)
-        self._broadcast(table)
+        self._changed[table.id] = None
         self._schedule(table)
 
     def _schedule(self, table: Table) -> None:

@@ -362,8 +362,9 @@ class Table:
 
     def confirm(self, seat: int, round_: int) -> bool:
         """`seat` saw the reveal of round `round_`: the finished round's index (that of
-        `view.last`) or the next one's (`view.round_index`). False when nothing waited."""
-        if not self.in_reveal or seat not in self.humans():
+        `view.last`) or the next one's (`view.round_index`). False when nothing waited (or
+        `seat` had already confirmed)."""
+        if not self.in_reveal or seat not in self.humans() or seat in self.ready:
             return False
         assert self.state is not None
         if round_ not in (self.state.round_index - 1, self.state.round_index):

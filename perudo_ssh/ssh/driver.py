@@ -144,17 +144,23 @@ class SSHDriver(Driver):
         """Messages waiting in the app's queue: the session stops feeding when high."""
         return self._app.message_queue_size
 
-    def feed(self, data: bytes) -> None:
-        """Parse bytes typed by the client and post the resulting events to the app."""
+    def feed(self, data: bytes) -> tuple[int, int]:
+        """Parse bytes typed by the client and post the resulting events to the app.
+
+        Returns what that cost: (characters parsed, messages posted). Paste beyond
+        `MAX_PASTE` is dropped unparsed and costs nothing."""
         if not self._input_enabled:
-            return
-        for message in self._input.feed(data):
+            return 0, 0
+        parsed = self._input.parsed
+        messages = self._input.feed(data)
+        for message in messages:
             self.process_message(message)
         # The parser only tells a lone Escape from the start of a sequence once
         # ESCAPE_DELAY has passed with nothing more; nothing would ask it otherwise.
         if self._tick_handle is not None:
             self._tick_handle.cancel()
         self._tick_handle = self._loop.call_later(constants.ESCAPE_DELAY + 0.01, self._tick)
+        return self._input.parsed - parsed, len(messages)
 
     def _tick(self) -> None:
         self._tick_handle = None

@@ -26,15 +26,35 @@ logger = logging.getLogger(__name__)
 MAX_OUTPUT_BUFFER = 1024 * 1024
 """Bytes of output waiting for a client that stopped reading before it is dropped."""
 
-MAX_SIZE = (1000, 500)
-"""Largest terminal (width, height) honoured; bigger requests are clamped."""
+MAX_SIZE = (500, 250)
+"""Largest terminal (width, height) honoured; bigger requests are clamped. A full paint
+costs about 2 bytes a cell (~250 kB here) and must stay well below `MAX_OUTPUT_BUFFER`, or
+a big terminal on a slow link is dropped on its first screen (1000x500 was ~1 MB)."""
 
 DEFAULT_SIZE = (80, 24)
 
 INPUT_RATE = 16 * 1024
-"""Sustained input accepted per session, bytes per second (typing and mouse are far less)."""
+"""Sustained input parsed per session, characters per second (typing and mouse are far less;
+a paste beyond `driver.MAX_PASTE` is dropped unparsed and not counted)."""
 INPUT_BURST = 128 * 1024
-"""Input accepted at once above the sustained rate (a paste)."""
+"""Input parsed at once above the sustained rate (a paste)."""
+EVENT_RATE = 200
+"""Sustained input events (keys, mouse reports, pastes) given to the app per second. Each
+costs the app a fraction of a millisecond: one-byte keys at `INPUT_RATE` would take a whole
+core from every other session. Key repeat is ~30/s, a fast mouse sweep a few hundred."""
+EVENT_BURST = 200
+"""Input events given to the app at once above the sustained rate."""
+MESSAGE_RATE = 300
+"""Sustained input packets and window changes accepted per second. Each costs asyncssh about
+0.2 ms of CPU before the app sees it, so a client sending thousands a second takes a core
+from every other session: past the burst it is dropped. A person's keys and mouse send far
+fewer (a paste arrives in a few large packets)."""
+MESSAGE_BURST = 1000
+"""Input packets and window changes accepted at once above the sustained rate."""
+RESIZE_INTERVAL = 0.25
+"""Seconds between two resizes passed to the app: a resize lays out and repaints the whole
+screen (~25 ms of CPU at 100x30, ~100 ms at 500x300), so a storm of window changes is
+coalesced into one resize per interval, the last size winning."""
 INPUT_CHUNK = 1024
 """Bytes parsed per loop step, so one session's flood cannot starve the others."""
 MAX_PENDING_INPUT = 64 * 1024
@@ -58,12 +78,20 @@ class _TokenBucket:
         self._tokens, self._time = burst, now
 
     def take(self, wanted: int, now: float) -> int:
-        """Take up to `wanted` units; returns how many were granted."""
-        self._tokens = min(self.burst, self._tokens + (now - self._time) * self.rate)
-        self._time = now
-        granted = min(wanted, int(self._tokens))
+        """Take up to `wanted` units; returns how many were granted (0 while in debt)."""
+        self._refill(now)
+        granted = max(0, min(wanted, int(self._tokens)))
         self._tokens -= granted
         return granted
+
+    def give_back(self, unused: int) -> None:
+        """Return units taken but not used; a negative `unused` is spent beyond what was
+        taken, as a debt paid off before anything more is granted."""
+        self._tokens = min(self.burst, self._tokens + unused)
+
+    def _refill(self, now: float) -> None:
+        self._tokens = min(self.burst, self._tokens + (now - self._time) * self.rate)
+        self._time = now
 
     def wait(self, wanted: int) -> float:
         """Seconds until `wanted` units (capped at burst) will be available."""
@@ -103,6 +131,10 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         self._reading_paused = False
         self._pump_handle: asyncio.Handle | None = None
         self._bucket = _TokenBucket(INPUT_RATE, INPUT_BURST, self._loop.time())
+        self._events = _TokenBucket(EVENT_RATE, EVENT_BURST, self._loop.time())
+        self._messages = _TokenBucket(MESSAGE_RATE, MESSAGE_BURST, self._loop.time())
+        self._resize_handle: asyncio.TimerHandle | None = None
+        self._resized_at = -RESIZE_INTERVAL
 
     @property
     def closed(self) -> bool:
@@ -157,23 +189,51 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
     # asyncssh callbacks: running
 
     def terminal_size_changed(self, width: int, height: int, pixwidth: int, pixheight: int) -> None:
+        if self._flooding():
+            return
         self._size = _clamp(width, height)
+        if self._resize_handle is None and not self._closed:
+            delay = max(0.0, self._resized_at + RESIZE_INTERVAL - self._loop.time())
+            self._resize_handle = self._call_later(delay, self._resize_app)
+
+    def _resize_app(self) -> None:
+        self._resize_handle = None
+        self._resized_at = self._loop.time()
         if self._driver is not None:
             self._driver.resize(*self._size)
 
     def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
+        if self._flooding():
+            return
         self._pending += data
         if len(self._pending) > MAX_PENDING_INPUT and self._chan is not None:
             self._chan.pause_reading()
             self._reading_paused = True
         self._schedule_pump(0.0)
 
+    def _flooding(self) -> bool:
+        """Count one message from the client; past `MESSAGE_RATE`, drop the client."""
+        if self._closed:
+            return True
+        if self._messages.take(1, self._loop.time()):
+            return False
+        self._drop(f"more than {MESSAGE_RATE} input messages a second")
+        return True
+
+    def _drop(self, why: str) -> None:
+        """Cut the connection now, without waiting for the client."""
+        logger.warning("dropping %s: %s", self._peer, why)
+        self._closed = True
+        if self._chan is not None:
+            self._chan.get_extra_info("connection").abort()
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
         self._pending.clear()
-        if self._pump_handle is not None:
-            self._pump_handle.cancel()
-            self._pump_handle = None
+        for handle in (self._pump_handle, self._resize_handle):
+            if handle is not None:
+                handle.cancel()
+        self._pump_handle = self._resize_handle = None
         if self._app is not None:
             logger.info("client %s left; closing its app", self._peer)
             self._app.exit()
@@ -199,14 +259,7 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         chan.write(data)
         buffered = chan.get_write_buffer_size() + self._transport_buffer_size(chan)
         if buffered > MAX_OUTPUT_BUFFER:
-            logger.warning(
-                "dropping %s: %d bytes of output unread (limit %d)",
-                self._peer,
-                buffered,
-                MAX_OUTPUT_BUFFER,
-            )
-            self._closed = True
-            chan.get_extra_info("connection").abort()
+            self._drop(f"{buffered} bytes of output unread (limit {MAX_OUTPUT_BUFFER})")
 
     @staticmethod
     def _transport_buffer_size(chan: asyncssh.SSHServerChannel[bytes]) -> int:
@@ -229,7 +282,11 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         return self._loop.call_later(delay, callback, context=contextvars.Context())
 
     def _pump_input(self) -> None:
-        """Feed pending input to the driver a chunk at a time, within rate and backlog."""
+        """Feed pending input to the driver a chunk at a time, within rates and backlog.
+
+        A chunk is no longer than the events left to give (a byte yields at most about
+        one event); what feeding it actually cost, in characters parsed and events
+        posted, is settled afterwards, so dropped paste costs nothing."""
         self._pump_handle = None
         driver = self._driver
         if driver is None or not self._pending:
@@ -237,24 +294,33 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         if driver.backlog > MAX_BACKLOG:
             self._schedule_pump(0.02)
             return
+        now = self._loop.time()
         wanted = min(len(self._pending), INPUT_CHUNK)
-        granted = self._bucket.take(wanted, self._loop.time())
+        granted = self._bucket.take(wanted, now)
+        events = self._events.take(granted, now)
+        self._bucket.give_back(granted - events)
+        granted = events
         if granted:
             chunk = bytes(self._pending[:granted])
             del self._pending[:granted]
-            driver.feed(chunk)
+            parsed, posted = driver.feed(chunk)
+            self._bucket.give_back(granted - parsed)
+            self._events.give_back(granted - posted)
         if self._reading_paused and len(self._pending) <= MAX_PENDING_INPUT // 2:
             self._reading_paused = False
             assert self._chan is not None
             self._chan.resume_reading()
         if self._pending:
-            self._schedule_pump(0.0 if granted else self._bucket.wait(wanted))
+            wait = max(self._bucket.wait(1), self._events.wait(1))
+            self._schedule_pump(0.0 if granted else wait)
 
     # The app
 
     async def _run(self, login: Login) -> None:
         chan = self._chan
         assert chan is not None
+        if self._closed:  # the client left before its app was made: make none
+            return
         status, crashed = 1, True
         try:
             app = self._app_factory(login)

@@ -125,10 +125,13 @@ class TerminalInput:
         self._decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
         self._pastes = PasteLimiter(max_paste)
         self._parser = _SessionParser()
+        self.parsed = 0
+        """Characters handed to the parser so far (paste beyond the limit is not parsed)."""
 
     def feed(self, data: bytes) -> list[Message]:
         """Parse `data`; returns the complete messages it yields (maybe none)."""
         text = self._pastes.filter(self._decode(data))
+        self.parsed += len(text)
         if not text:
             return []  # feeding "" would tell the parser the stream has ended
         return self._run(lambda: self._parser.feed(text))

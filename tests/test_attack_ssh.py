@@ -1,0 +1,278 @@
+"""Attacks on the SSH transport: huge pastes, key floods, resize and packet storms, clients that
+vanish at any moment. Real servers on port 0, real asyncssh clients with PTYs; the input pacing
+itself is checked on an `AppSession` fed directly, with a stand-in driver."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+import pytest
+from textual import events
+from textual.app import App, ComposeResult
+from textual.widgets import Label
+
+from perudo_ssh.lobby import Lobby
+from perudo_ssh.serve import start_game_server
+from perudo_ssh.ssh import driver as driver_module
+from perudo_ssh.ssh import session as session_module
+from perudo_ssh.ssh.server import Login, start_server
+from perudo_ssh.ssh.session import AppSession
+from perudo_ssh.ssh.terminal_input import PASTE_END, PASTE_START, TerminalInput
+from tests.sshterm import Terminal, _Guest
+
+TIMEOUT = 15.0
+
+
+async def _until(condition: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
+    """Wait (bounded) for `condition`, which no event announces."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        gc.collect()
+        await asyncio.sleep(0.02)
+
+
+# ---- input pacing, on an AppSession fed directly -------------------------------------------
+
+
+class _Driver:
+    """Stands in for `SSHDriver`: parses for real, keeps the messages, never backs up."""
+
+    backlog = 0
+
+    def __init__(self) -> None:
+        self.input = TerminalInput(max_paste=driver_module.MAX_PASTE)
+        self.messages: list[Any] = []
+
+    def feed(self, data: bytes) -> tuple[int, int]:
+        parsed = self.input.parsed
+        messages = self.input.feed(data)
+        self.messages += messages
+        return self.input.parsed - parsed, len(messages)
+
+
+def _pump_all(session: AppSession, driver: _Driver, data: bytes) -> None:
+    """Receive `data` in 16 KiB packets, then pump until no more input is let through now."""
+    for i in range(0, len(data), 16 * 1024):
+        session.data_received(data[i : i + 16 * 1024], None)
+    while True:
+        pending = len(session._pending)
+        session._pump_input()
+        if not session._pending or len(session._pending) == pending:
+            return
+
+
+async def _paced_session() -> tuple[AppSession, _Driver]:
+    session = AppSession(lambda login: None, "ana", None, "127.0.0.1:1")  # type: ignore[arg-type]
+    driver = _Driver()
+    session.attach(driver)  # type: ignore[arg-type]
+    return session, driver
+
+
+async def test_paste_beyond_the_limit_costs_no_input_rate() -> None:
+    session, driver = await _paced_session()
+    # 1 MB: before, all of it was paced at 16 KiB/s (a minute of dead keyboard).
+    _pump_all(session, driver, (PASTE_START + "5x4" * 350_000 + PASTE_END).encode() + b"q")
+    session.connection_lost(None)
+    paste, key = driver.messages
+    assert isinstance(paste, events.Paste) and len(paste.text) == driver_module.MAX_PASTE
+    assert isinstance(key, events.Key) and key.key == "q"
+
+
+async def test_one_byte_keys_are_paced_by_event_count() -> None:
+    session, driver = await _paced_session()
+    _pump_all(session, driver, b"d" * 20_000)  # 20 kB: within the byte rate, 20k app events
+    session.connection_lost(None)
+    assert len(driver.messages) <= session_module.EVENT_BURST + 20
+
+
+class _FakeChannel:
+    def get_terminal_type(self) -> str:
+        return "xterm"
+
+    def get_environment(self) -> dict[str, str]:
+        return {}
+
+    def is_closing(self) -> bool:
+        return True
+
+
+async def test_client_gone_before_its_app_starts_gets_no_app() -> None:
+    made: list[Login] = []
+
+    def factory(login: Login) -> App[Any]:
+        made.append(login)
+        raise AssertionError("no app should be made")
+
+    session = AppSession(factory, "ana", None, "127.0.0.1:1")
+    session.connection_made(_FakeChannel())  # type: ignore[arg-type]
+    session.pty_requested("xterm", (80, 24, 0, 0), {})
+    session.session_started()
+    session.connection_lost(None)  # in the same loop step as the shell request
+    assert session._task is not None
+    await session._task
+    assert made == []
+
+
+# ---- storms, against a real server ---------------------------------------------------------
+
+
+class _SizeApp(App[None]):
+    """Shows its size and counts the resizes it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.resizes = 0
+
+    def compose(self) -> ComposeResult:
+        yield Label("", id="size")
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.resizes += 1
+        self.query_one("#size", Label).update(f"size={event.size.width}x{event.size.height}")
+
+    def on_key(self, event: events.Key) -> None:
+        self.query_one("#size", Label).update(f"key={event.key}")
+
+
+@pytest.fixture
+async def size_server(tmp_path: Path):
+    apps: list[_SizeApp] = []
+
+    def factory(login: Login) -> App[Any]:
+        apps.append(_SizeApp())
+        return apps[-1]
+
+    acceptor = await start_server(factory, port=0, host_key_dir=tmp_path / "keys")
+    yield acceptor.get_port(), apps
+    acceptor.close()
+    await acceptor.wait_closed()
+
+
+async def test_resize_storm_is_throttled(size_server) -> None:
+    port, apps = size_server
+    term = Terminal((80, 24))
+    await term.connect(port, "ana", None)
+    await term.wait_for("size=80x24")
+    assert term.process is not None
+    loop = asyncio.get_running_loop()
+    start, before = loop.time(), apps[0].resizes
+    for i in range(40):  # spaced out, so that Textual's own queue does not merge them
+        term.process.change_terminal_size(100 + i, 30 + i % 5)
+        await asyncio.sleep(0.01)
+    term.process.change_terminal_size(90, 20)
+    await term.wait_for("size=90x20")
+    elapsed = loop.time() - start
+    # Each resize lays out and paints the whole screen: one per RESIZE_INTERVAL at most.
+    assert apps[0].resizes - before <= 2 + elapsed / session_module.RESIZE_INTERVAL
+    await term.close()
+
+
+async def test_packet_flood_drops_that_client_only(size_server, caplog) -> None:
+    port, apps = size_server
+    flooder, other = Terminal((80, 24)), Terminal((80, 24))
+    await flooder.connect(port, "flooder", None)
+    await other.connect(port, "other", None)
+    await flooder.wait_for("size=80x24")
+    await other.wait_for("size=80x24")
+    assert flooder.process is not None
+    with caplog.at_level(logging.WARNING, logger="perudo_ssh"):
+        for _ in range(3 * session_module.MESSAGE_BURST):
+            flooder.process.change_terminal_size(80, 24)  # each an SSH request to decrypt
+        assert flooder.conn is not None
+        await asyncio.wait_for(flooder.conn.wait_closed(), TIMEOUT)
+    assert any("input messages a second" in r.getMessage() for r in caplog.records)
+    other.send("x")
+    await other.wait_for("key=x")
+    await flooder.close()
+    await other.close()
+
+
+# ---- the game server: vanishing clients leave nothing behind -------------------------------
+
+
+async def test_clients_vanishing_anywhere_leave_no_ghosts_tasks_or_apps(tmp_path: Path) -> None:
+    from screens.app import PerudoApp
+
+    lobby = Lobby(bot_delay=(0.0, 0.0), reveal_timeout=60, rng=random.Random(3))
+    acceptor, lobby = await start_game_server("127.0.0.1", 0, tmp_path / "keys", lobby)
+    port = acceptor.get_port()
+    terms = [Terminal((80, 24)) for _ in range(6)]
+    await asyncio.gather(*(t.connect(port, f"p{i}", None) for i, t in enumerate(terms)))
+    await asyncio.gather(*(t.wait_for("Create table") for t in terms))
+    assert len(lobby._clients) == 6
+    for i, term in enumerate(terms[2:]):  # four create a table; two of them start it
+        term.send("c")
+        await term.wait_for("Cancel")
+        term.send("\x13")  # ctrl+s: create
+        await term.wait_for("Leave")
+        if i % 2:
+            term.send("s")
+            await term.wait_for("dice in play")
+    assert len(lobby.tables) == 4
+    for term in terms:  # in the lobby, at waiting tables, mid-game
+        assert term.conn is not None
+        term.conn.abort()
+    await _until(lambda: not lobby._clients and not lobby.tables, "the lobby to empty")
+    await _until(
+        lambda: not any(t.get_name().startswith("perudo-ssh") for t in asyncio.all_tasks()),
+        "session tasks to end",
+    )
+    await _until(
+        lambda: not any(isinstance(o, PerudoApp) for o in gc.get_objects()), "apps to be freed"
+    )
+    for term in terms:
+        await term.close()
+    acceptor.close()
+    await lobby.stop()
+    await acceptor.wait_closed()
+
+
+async def test_huge_terminal_on_a_slow_link_survives_its_first_screen(tmp_path: Path) -> None:
+    from screens.app import PerudoApp
+
+    lobby = Lobby(rng=random.Random(3))
+    acceptor, lobby = await start_game_server("127.0.0.1", 0, tmp_path / "keys", lobby)
+    conn = await asyncssh.connect(
+        "127.0.0.1",
+        acceptor.get_port(),
+        username="wide",
+        known_hosts=None,
+        config=None,
+        client_keys=None,
+        client_factory=_Guest,
+        agent_path=None,
+    )
+    proc = await conn.create_process(
+        term_type="xterm-256color", term_size=(3000, 1000), encoding=None, window=16 * 1024
+    )
+    proc.channel.pause_reading()  # a slow link: the whole first screen waits on the server
+
+    def buffered() -> int:
+        apps = [o for o in gc.get_objects() if isinstance(o, PerudoApp)]
+        chan = apps[0]._driver._terminal._chan if apps and apps[0]._driver else None
+        return chan.get_write_buffer_size() if chan is not None else 0
+
+    await _until(lambda: buffered() > 100_000 or conn.is_closed(), "the first screen")
+    assert not conn.is_closed()
+    proc.channel.resume_reading()
+    seen = b""
+    async with asyncio.timeout(TIMEOUT):
+        while b"Create table" not in seen:
+            chunk = await proc.stdout.read(65536)
+            assert chunk, "dropped on its first screen"
+            seen += chunk
+    conn.close()
+    await conn.wait_closed()
+    acceptor.close()
+    await lobby.stop()
+    await acceptor.wait_closed()
