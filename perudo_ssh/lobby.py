@@ -350,7 +350,7 @@ class Lobby:
             return
         if what == "bot":
             self._notice(table, f"{client.name} left; a bot plays their seat")
-        elif what in ("freed", "gone"):
+        elif what in ("freed", "gone", "out"):
             self._notice(table, f"{client.name} left the table")
         self._after_change(table)
 

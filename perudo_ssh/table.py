@@ -221,8 +221,13 @@ class Table:
 
     def add_bot(self, rng: random.Random) -> str:
         """Seat a bot with a name unique at the table; returns its name."""
+        # neither another bot's name nor a player's: "bot-Ana" beside "ana" reads as hers
         taken = {seat.name.casefold() for seat in self.seats}
-        names = [f"bot-{n}" for n in BOT_NAMES if f"bot-{n}".casefold() not in taken]
+        names = [
+            f"bot-{n}"
+            for n in BOT_NAMES
+            if f"bot-{n}".casefold() not in taken and n.casefold() not in taken
+        ]
         name = rng.choice(names) if names else f"bot-{len(self.seats) + 1}"
         self.seats.append(Seat(name=name, sid=None, bot=True))
         return name
@@ -230,7 +235,8 @@ class Table:
     def leave(self, sid: int) -> str:
         """Session `sid` leaves. Returns what became of it: "spectator" (it watched),
         "freed" (waiting: its seat closed up), "bot" (mid-game: a bot took the seat),
-        "gone" (game over: the seat is freed for the next game), or "absent"."""
+        "out" (mid-game, with no dice left: nobody plays the seat), "gone" (game over: the
+        seat is freed for the next game), or "absent"."""
         self.epoch += 1
         if sid in self.spectators:
             self.spectators.remove(sid)
@@ -249,7 +255,8 @@ class Table:
         if self.status == "playing":
             self.seats[seat].sid = None
             self.seats[seat].bot = True
-            return "bot"
+            assert self.state is not None
+            return "bot" if self.state.counts[seat] > 0 else "out"
         self.seats[seat].sid = None
         self.seats[seat].gone = True
         return "gone"
@@ -391,8 +398,14 @@ class Table:
         return self.status == "playing" and self.state is not None and self.state.phase == "rolling"
 
     def waiting_for(self) -> list[int]:
-        """Seats of connected humans that have not confirmed the reveal."""
-        return [i for i in self.humans() if i not in self.ready] if self.in_reveal else []
+        """Seats of connected humans that have not confirmed the reveal: those who still
+        have dice, or, once every human is out, those watching the bots play on."""
+        if not self.in_reveal:
+            return []
+        assert self.state is not None
+        humans = self.humans()
+        playing = [i for i in humans if self.state.counts[i] > 0]
+        return [i for i in (playing or humans) if i not in self.ready]
 
     def bot_to_move(self) -> int | None:
         """The seat of the bot to act now, or None."""

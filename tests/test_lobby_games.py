@@ -91,7 +91,8 @@ async def test_leaving_mid_game_a_bot_takes_over_and_the_game_finishes():
         final = await play_randomly(ana, random.Random(6), start=took)
         assert final.game.winner is not None
         assert final.seats[2] == P.SeatInfo(name="ben", bot=True)
-        assert lobby.tables[created.id].log.players == ("ana", "bot-Mateo", "ben")
+        bot = created.seats[1].name
+        assert lobby.tables[created.id].log.players == ("ana", bot, "ben")
 
 
 async def test_play_again_starts_a_new_game_at_the_same_table():
@@ -127,7 +128,8 @@ async def test_leaving_after_game_over_frees_the_seat():
         await ben.expect(P.LeftTable)
         # ana was the last human to ask: the table waits for a newcomer in ben's seat.
         waiting = await ana.expect(P.TableState, lambda e: e.status == "waiting")
-        assert [s.name for s in waiting.seats] == ["ana", "bot-Mateo"] and waiting.size == 3
+        assert [s.name for s in waiting.seats] == ["ana", waiting.seats[1].name]
+        assert waiting.seats[1].bot and waiting.size == 3
         assert waiting.game is None
         cyd = await connected(lobby, "cyd")
         cyd.send(P.JoinTable(table=created.id))
