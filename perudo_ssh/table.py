@@ -190,7 +190,7 @@ class Table:
 
     def sessions(self) -> list[int]:
         """Every session at the table: seated humans, then spectators."""
-        return [self.seats[i].sid for i in self.humans()] + list(self.spectators)
+        return [sid for seat in self.seats if (sid := seat.sid) is not None] + self.spectators
 
     @property
     def deserted(self) -> bool:
@@ -268,7 +268,7 @@ class Table:
         first round's roll. Seats freed after the last game are dropped first."""
         self.seats = [seat for seat in self.seats if not seat.gone]
         self.size = len(self.seats)
-        contenders = range(self.size)
+        contenders: tuple[int, ...] = tuple(range(self.size))
         rolls: list[tuple[int | None, ...]] = []
         while True:
             totals = tuple(

@@ -61,7 +61,7 @@ class _SessionParser(XTermParser):
             except (ValueError, OverflowError):
                 return None
 
-        self._parse_extended_key = parse_extended_key  # type: ignore[method-assign]
+        self._parse_extended_key = parse_extended_key  # type: ignore[method-assign,assignment]
 
 
 class PasteLimiter:
