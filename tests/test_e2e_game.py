@@ -1,5 +1,6 @@
 """End to end: the real server on a loopback port, two players over SSH with PTYs and one bot
-play a whole game through the screens, and nobody ever receives another's hidden dice."""
+play a whole game through the screens while a third client watches, and nobody ever receives
+another's hidden dice before the reveal (spectators: nobody's)."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def assert_no_hidden_dice_of_others(events: list[protocol.Event]) -> None:
 
 async def test_two_players_and_a_bot_play_a_whole_game_over_ssh(server):
     port, lobby, received = server
-    ana, ben = Terminal(), Terminal()
+    ana, ben, cyd = Terminal(), Terminal(), Terminal()
     await ana.connect(port, "ana", asyncssh.generate_private_key("ssh-ed25519"))
     await ben.connect(port, "ben", None)  # a keyboard-interactive guest
     try:
@@ -97,6 +98,10 @@ async def test_two_players_and_a_bot_play_a_whole_game_over_ssh(server):
         await ben.wait_for(lambda t: re.search(r"1\s+ana.*classic\s+2/3", t) is not None)
         ben.send("enter")
         await ben.wait_for("ben (you)")
+        await cyd.connect(port, "cyd", None)
+        await cyd.wait_for(lambda t: re.search(r"1\s+ana.*classic\s+3/3\s+playing", t) is not None)
+        cyd.send("s")  # watch the table
+        await cyd.wait_for("Current bid")
 
         over = await asyncio.gather(play_until_over(ana), play_until_over(ben))
         (table,) = lobby.tables.values()
@@ -105,13 +110,14 @@ async def test_two_players_and_a_bot_play_a_whole_game_over_ssh(server):
         winner_name = [s.name for s in table.seats][winner]
         for screen in over:
             assert f"Game over: {winner_name} wins" in screen
-        for name in ("ana", "ben"):
+        await cyd.wait_for(f"Game over: {winner_name} wins", timeout=60)
+        for name in ("ana", "ben", "cyd"):
             assert_no_hidden_dice_of_others(received[name])
         # on screen, every cup stays closed: faces appear only in the reveal panel
-        for term in (ana, ben):
+        for term in (ana, ben, cyd):
             cups = [cup for screen in term.screens for cup in CUP.findall(screen)]
             assert len(cups) > 20
             assert all(set(cup) <= set("[?]") for cup in cups), cups
     finally:
-        await ana.close()
-        await ben.close()
+        for term in (ana, ben, cyd):
+            await term.close()
