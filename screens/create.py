@@ -55,12 +55,16 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
                 )
             with Horizontal(classes="field"):
                 yield Label("Name", classes="field-label")
-                yield Input(
+                table_name = Input(
                     placeholder=f"{self._player}'s table" if self._player else "table name",
                     max_length=24,
                     id="table-name",
                     compact=True,
                 )
+                # set here, not in on_mount: a dialog closed while opening (the client left,
+                # or a table state arrived) runs on_mount without its widgets mounted
+                table_name.cursor_blink = False  # no idle CPU per session
+                yield table_name
             with Horizontal(classes="buttons"):
                 yield Button("Create", variant="primary", id="ok", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
@@ -69,9 +73,6 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
     @staticmethod
     def _bot_options(seats: int) -> list[tuple[str, int]]:
         return [(str(n), n) for n in range(seats)]
-
-    def on_mount(self) -> None:
-        self.query_one("#table-name", Input).cursor_blink = False  # no idle CPU per session
 
     def _preset(self) -> str:
         pressed = self.query_one("#preset", RadioSet).pressed_button

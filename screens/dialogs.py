@@ -11,6 +11,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from screens.mounting import composed
+
 
 class ConfirmDialog(ModalScreen[bool]):
     """A yes/no question; dismissed with True for yes."""
@@ -65,7 +67,8 @@ class RerollDialog(ModalScreen[tuple[int, ...] | None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self._draw()
+        if composed(self):
+            self._draw()
 
     def _draw(self) -> None:
         parts: list[tuple[str, str] | str] = []

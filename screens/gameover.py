@@ -11,6 +11,7 @@ from textual.widgets import Footer, Static
 
 from perudo_ssh import protocol
 from screens.messages import Send
+from screens.mounting import composed
 from screens.tableview import seat_names
 from screens.wording import finishing_order
 
@@ -39,6 +40,8 @@ class GameOverScreen(ModalScreen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        if not composed(self):  # closed while opening: nothing to draw on
+            return
         self._live = True  # composed: from now on, draw at once
         if self._table is not None:
             self._draw(self._table)

@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Footer, Static
 from perudo_ssh import protocol
 from screens.create import CreateTableDialog
 from screens.messages import Send
+from screens.mounting import composed
 
 COLUMNS = (("id", "#"), ("name", "Table"), ("preset", "Preset"), ("seats", "Seats"),
            ("status", "Status"), ("spectators", "Watch"))  # fmt: skip
@@ -68,6 +69,8 @@ class LobbyScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        if not composed(self):  # closed while opening: nothing to draw on
+            return
         self._live = True  # composed: from now on, draw at once
         if self._player:
             self.show_welcome(self._player)

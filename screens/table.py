@@ -19,16 +19,21 @@ from textual.widgets import Footer, Input, Static
 from perudo_ssh import protocol
 from perudo_ssh.rules import Bid, GameView
 from screens import tableview
+from screens.bidinput import BidInput
 from screens.bidtext import BidSyntaxError, parse_bid
 from screens.composer import BidComposer
 from screens.dialogs import ConfirmDialog, RerollDialog
 from screens.gameover import GameOverScreen
 from screens.messages import Send
+from screens.mounting import composed
 from screens.reveal import RevealPanel
 from screens.widgets import BidHistory, CupsPanel, DiceRow
 from screens.wording import bid_refusal, call_refusal
 
 _CALLS = {"dudo", "calza", "jonti"}
+# during a reveal, the keys the footer still offers (leave, the app's help) do their job;
+# any other key closes the reveal (Escape too: it leaves a table only once the reveal is gone)
+_KEYS_DURING_REVEAL = {"l", "question_mark"}
 # the actions whose keys come and go with the table's state (see `check_action`)
 _OFFERED: tuple[tuple[str, tuple[object, ...]], ...] = (
     ("add_bot", ()),
@@ -41,19 +46,6 @@ _OFFERED: tuple[tuple[str, tuple[object, ...]], ...] = (
     ("calzone", ()),
     ("reroll", ()),
 )
-
-
-class BidInput(Input):
-    """The text box for typed bids; Escape (or Tab) goes back to the table's keys."""
-
-    BINDINGS = [
-        Binding("enter", "submit", "Bid", key_display="⏎"),
-        Binding("escape", "screen.focus_table", "Back to keys", key_display="esc"),
-        Binding("tab", "screen.focus_table", show=False),
-    ]
-
-    def on_mount(self) -> None:
-        self.cursor_blink = False  # a blinking cursor costs CPU per idle session
 
 
 class TableScreen(Screen[None]):
@@ -73,7 +65,9 @@ class TableScreen(Screen[None]):
         Binding("left", "face_step(-1)", show=False),
         Binding("right", "face_step(1)", show=False),
         Binding("enter", "bid", "Bid"),
-        Binding("tab", "focus_bid", "Type", key_display="tab"),
+        # priority: its action runs as soon as the app reads the key, before the app routes
+        # the keys behind it (a paste, a fast typist on a slow link) to what has focus
+        Binding("tab", "focus_bid", "Type", key_display="tab", priority=True),
         Binding("d", "call('dudo')", "Dudo"),
         Binding("c", "call('calza')", "Calza"),
         Binding("j", "call('jonti')", "Jonti"),
@@ -118,11 +112,12 @@ class TableScreen(Screen[None]):
             yield BidInput(
                 placeholder="Tab, then type a bid like 5x4 or 3p (or dudo), Enter",
                 id="bid-input",
-                compact=True,
             )
         yield Footer()
 
     def on_mount(self) -> None:
+        if not composed(self):  # closed while opening: nothing to draw on
+            return
         self._live = True  # composed: from now on, draw at once
         if self._table is not None:
             self._draw(self._table)
@@ -268,6 +263,7 @@ class TableScreen(Screen[None]):
 
     def _hide_reveal(self) -> None:
         self.remove_class("-reveal")
+        self._refresh_keys()
 
     def _close_reveal(self) -> None:
         """The player has seen the reveal: tell the lobby if it still waits, go on."""
@@ -307,13 +303,15 @@ class TableScreen(Screen[None]):
             return t is not None and t.status == "waiting" and self._is_creator()
         if action == "leave":
             return True
+        if self.has_class("-reveal"):  # any key but leave and help closes it first
+            return False
         if game is None or game.me is None or (t is not None and t.status == "waiting"):
             return False
         if game.seats[game.me].dice == 0:  # out of the game: only watching now
             return False
         choices, options = game.choices, game.options
-        if action == "focus_bid":
-            return game.phase != "over"
+        if action == "focus_bid":  # from the input, Tab is its own: back to the keys
+            return game.phase != "over" and not isinstance(self.focused, BidInput)
         if action in ("count", "face", "face_step", "bid"):
             return True if choices.bids else None
         if action == "call":
@@ -338,9 +336,11 @@ class TableScreen(Screen[None]):
         return call_refusal(game, call, tableview.seat_names(self._table))
 
     def on_key(self, event: events.Key) -> None:
-        """Any key closes the reveal; else explain a key whose move is not allowed now (its
-        binding is disabled)."""
+        """Any key but those the footer shows closes the reveal; else explain a key whose move
+        is not allowed now (its binding is disabled)."""
         if self.has_class("-reveal"):
+            if event.key in _KEYS_DURING_REVEAL:
+                return
             event.stop()
             event.prevent_default()
             self._close_reveal()
@@ -484,6 +484,10 @@ class TableScreen(Screen[None]):
         self.app.push_screen(
             ConfirmDialog("Leave this game? A bot takes your seat and plays on."), confirmed
         )
+
+    def on_bid_input_too_long(self, event: BidInput.TooLong) -> None:
+        event.stop()
+        self._refuse(f"A bid is short, like 5x4 or 3p: at most {BidInput.MAX_LENGTH} characters")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """A typed bid (or a call word): check it, send it, or say what is wrong."""
