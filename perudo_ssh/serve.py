@@ -18,6 +18,9 @@ from perudo_ssh.ssh.server import Login, start_server
 
 log = logging.getLogger(__name__)
 
+SHUTDOWN_GRACE = 3.0
+"""Seconds a stopping server gives its sessions to show the goodbye and close."""
+
 
 async def start_game_server(
     host: str = "127.0.0.1",
@@ -58,5 +61,9 @@ async def serve_forever(host: str, port: int, host_key_dir: Path) -> None:
     await stop.wait()
     log.info("stopping")
     acceptor.close()
-    await lobby.stop()
+    await lobby.stop()  # every session gets Goodbye("server stopping") and shows it
     await acceptor.wait_closed()
+    # let the apps show the goodbye and close their channels; asyncio.run cancels the rest
+    others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    if others:
+        await asyncio.wait(others, timeout=SHUTDOWN_GRACE)

@@ -54,10 +54,11 @@ async def test_serve_starts_generates_a_host_key_lets_a_guest_in_and_stops_on_si
         guest = Terminal()
         await guest.connect(port, "zoe", None)
         await guest.wait_for("welcome, zoe")
-        await guest.close()
         server.send_signal(signal.SIGTERM)
+        await guest.wait_for("server stopping")  # told before the session ends
         async with asyncio.timeout(30):
             assert await server.wait() == 0
+        await guest.close()
     finally:
         if server.returncode is None:
             server.kill()
