@@ -16,6 +16,8 @@ from textual.widget import Widget
 # Box-drawing digits render in any UTF-8 terminal; the paco (face 1) gets a double box.
 _BOX = ("┌───┐", "│ {} │", "└───┘")
 _PACO_BOX = ("╔═══╗", "║ {} ║", "╚═══╝")
+CARD_WIDTH = 46
+"""Columns of one seat's box; a wide table lays the boxes side by side."""
 
 
 def die_lines(face: int) -> tuple[str, str, str]:
@@ -127,7 +129,7 @@ class CupsPanel(Widget):
 
     def _card(self, cup: Cup, width: int) -> list[Content]:
         """Three lines: the seat in a rounded box, its name in the top border."""
-        inner = max(20, min(width, 46) - 4)
+        inner = max(20, min(width, CARD_WIDTH) - 4)
         style = "bold $accent" if cup.turn else "dim" if not cup.dice else ""
         label = ("▶ " if cup.turn else "") + self._label(cup)[: inner - 4]
         top = f"╭─ {label} " + "─" * max(0, inner - len(label) - 1) + "╮"
@@ -144,7 +146,14 @@ class CupsPanel(Widget):
     def render(self) -> Content:
         width, height = self.size
         cups = self._cups
-        if cups and height >= 3 * len(cups):  # room for a box per seat
+        columns = max(1, min(len(cups), (width + 2) // (CARD_WIDTH + 2)))
+        rows = -(-len(cups) // columns)
+        if cups and columns > 1 and height >= 3 * rows:  # wide: boxes side by side
+            lines = []
+            for first in range(0, len(cups), columns):
+                cards = [self._card(cup, CARD_WIDTH) for cup in cups[first : first + columns]]
+                lines += [Content("  ").join(parts) for parts in zip(*cards, strict=True)]
+        elif cups and height >= 3 * len(cups):  # room for a box per seat
             lines = [line for cup in cups for line in self._card(cup, width)]
         elif cups and height >= 2 * len(cups) - 1:  # a blank line between seats
             lines = []
