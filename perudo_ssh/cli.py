@@ -10,7 +10,42 @@ import argparse
 import asyncio
 import logging
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+
+from perudo_ssh.record import MalformedRecord, decode_record
+from perudo_ssh.referee import USAGE, encode_verdict, verdict_of
+
+
+def referee_command(argv: Sequence[str]) -> int:
+    """`perudo-ssh referee RECORD.json|-`: print the verdict on stdout (RECORD.md).
+
+    Returns the exit status: 0 the record is legal, 1 it breaks a rule (the verdict says
+    where), 2 it is not a record (unreadable, not JSON, malformed) or the arguments are
+    wrong — then one line on stderr and nothing on stdout.
+    """
+    if list(argv) in (["-h"], ["--help"]):
+        print(USAGE)
+        return 0
+    if len(argv) != 1:
+        print(USAGE, file=sys.stderr)
+        return 2
+    source = argv[0]
+    try:
+        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    except OSError as exc:
+        print(f"perudo-ssh referee: cannot read {source}: {exc.strerror}", file=sys.stderr)
+        return 2
+    try:
+        record = decode_record(data)
+    except MalformedRecord as exc:
+        print(f"perudo-ssh referee: malformed record: {exc}", file=sys.stderr)
+        return 2
+    verdict = verdict_of(record)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(encode_verdict(verdict) + b"\n")
+    sys.stdout.flush()
+    return 0 if verdict.legal else 1
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,9 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status."""
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == "referee":
-        from perudo_ssh.referee import main as referee_main
-
-        return referee_main([args.record])
+        return referee_command([args.record])
     logging.basicConfig(
         level=args.log_level.upper(),
         stream=sys.stderr,

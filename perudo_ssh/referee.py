@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Final, Literal
 
 import msgspec
 from msgspec import UNSET
 
-from perudo_ssh.record import MalformedRecord, Record, decode_record, engine_action, engine_roll
+from perudo_ssh.record import Record, engine_action, engine_roll
 from perudo_ssh.rules import Bid, RoundResult, RuleError, State, apply, new_game
 
 FORMAT: Final = "perudo-verdict/1"
@@ -193,36 +192,7 @@ def encode_verdict(verdict: Verdict) -> bytes:
     return msgspec.json.format(msgspec.json.encode(verdict), indent=2)
 
 
-def main(argv: Sequence[str]) -> int:
-    """`perudo-ssh referee RECORD.json|-`: print the verdict on stdout (RECORD.md).
-
-    Returns the exit status: 0 the record is legal, 1 it breaks a rule (the verdict says
-    where), 2 it is not a record (unreadable, not JSON, malformed) or the arguments are
-    wrong — then one line on stderr and nothing on stdout.
-    """
-    if list(argv) in (["-h"], ["--help"]):
-        print(USAGE)
-        return 0
-    if len(argv) != 1:
-        print(USAGE, file=sys.stderr)
-        return 2
-    source = argv[0]
-    try:
-        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
-    except OSError as exc:
-        print(f"perudo-ssh referee: cannot read {source}: {exc.strerror}", file=sys.stderr)
-        return 2
-    try:
-        record = decode_record(data)
-    except MalformedRecord as exc:
-        print(f"perudo-ssh referee: malformed record: {exc}", file=sys.stderr)
-        return 2
-    verdict = verdict_of(record)
-    sys.stdout.flush()
-    sys.stdout.buffer.write(encode_verdict(verdict) + b"\n")
-    sys.stdout.flush()
-    return 0 if verdict.legal else 1
-
-
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    from perudo_ssh.cli import referee_command
+
+    raise SystemExit(referee_command(sys.argv[1:]))
