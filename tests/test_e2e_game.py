@@ -5,47 +5,17 @@ another's hidden dice before the reveal (spectators: nobody's)."""
 from __future__ import annotations
 
 import asyncio
-import random
 import re
 
 import asyncssh
 import pytest
 
 from perudo_ssh import protocol
-from perudo_ssh.lobby import Lobby
-from perudo_ssh.serve import start_game_server
 from tests.sshterm import Terminal
 
 pytestmark = pytest.mark.timeout(180)
 
 CUP = re.compile(r"^│ ((?:\[.\])+) +\d dic?e? ", re.MULTILINE)
-
-
-@pytest.fixture
-async def server(tmp_path):
-    lobby = Lobby(bot_delay=(0, 0), reveal_timeout=60, rng=random.Random(7))
-    received: dict[str, list[protocol.Event]] = {}
-    connect = lobby.connect
-
-    def recording_connect(name, fingerprint=None):
-        session = connect(name, fingerprint)
-        events = received.setdefault(name, [])
-        next_event = session.next_event
-
-        async def next_event_recorded():
-            event = await next_event()
-            events.append(event)
-            return event
-
-        session.next_event = next_event_recorded
-        return session
-
-    lobby.connect = recording_connect
-    acceptor, lobby = await start_game_server("127.0.0.1", 0, tmp_path / "keys", lobby)
-    yield acceptor.get_port(), lobby, received
-    acceptor.close()
-    await lobby.stop()
-    await acceptor.wait_closed()
 
 
 async def play_until_over(term: Terminal) -> str:
@@ -75,8 +45,8 @@ def assert_no_hidden_dice_of_others(events: list[protocol.Event]) -> None:
                 assert seat.hidden is None, f"seat {seat.seat}'s dice sent to seat {event.me}"
 
 
-async def test_two_players_and_a_bot_play_a_whole_game_over_ssh(server):
-    port, lobby, received = server
+async def test_two_players_and_a_bot_play_a_whole_game_over_ssh(game_server):
+    port, lobby, received = game_server.port, game_server.lobby, game_server.received
     ana, ben, cyd = Terminal(), Terminal(), Terminal()
     await ana.connect(port, "ana", asyncssh.generate_private_key("ssh-ed25519"))
     await ben.connect(port, "ben", None)  # a keyboard-interactive guest

@@ -1,0 +1,65 @@
+"""Shared fixtures: the real game server on a free loopback port, recording what each
+session sent to the lobby and received from it."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from perudo_ssh import protocol
+from perudo_ssh.lobby import Lobby
+from perudo_ssh.serve import start_game_server
+
+
+@dataclass
+class GameServer:
+    """A running server: its port and lobby, and per player name the commands its session
+    sent and the events it received (decoded, in order)."""
+
+    port: int
+    lobby: Lobby
+    sent: dict[str, list[protocol.Command]] = field(default_factory=dict)
+    received: dict[str, list[protocol.Event]] = field(default_factory=dict)
+
+
+def _record(lobby: Lobby, server: GameServer) -> None:
+    connect = lobby.connect
+
+    def recording_connect(name: str, fingerprint: str | None = None):
+        session = connect(name, fingerprint)
+        sent = server.sent.setdefault(name, [])
+        received = server.received.setdefault(name, [])
+        send, next_event = session.send, session.next_event
+
+        def send_recorded(command: protocol.Command) -> None:
+            sent.append(command)
+            send(command)
+
+        async def next_event_recorded() -> protocol.Event:
+            event = await next_event()
+            received.append(event)
+            return event
+
+        session.send = send_recorded  # type: ignore[method-assign]
+        session.next_event = next_event_recorded  # type: ignore[method-assign]
+        return session
+
+    lobby.connect = recording_connect  # type: ignore[method-assign]
+
+
+@pytest.fixture
+async def game_server(tmp_path: Path) -> AsyncIterator[GameServer]:
+    """The real server (instant bots, seeded dice) on a free loopback port."""
+    lobby = Lobby(bot_delay=(0, 0), reveal_timeout=60, rng=random.Random(7))
+    server = GameServer(port=0, lobby=lobby)
+    _record(lobby, server)
+    acceptor, _ = await start_game_server("127.0.0.1", 0, tmp_path / "keys", lobby)
+    server.port = acceptor.get_port()
+    yield server
+    acceptor.close()
+    await lobby.stop()
+    await acceptor.wait_closed()
