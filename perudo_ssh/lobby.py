@@ -24,6 +24,9 @@ from perudo_ssh.table import GameLog, Refusal, Table
 
 log = logging.getLogger(__name__)
 
+BATCH = 64
+"""Most inbox messages handled before the changes they made are sent out."""
+
 
 @dataclass(eq=False, slots=True)
 class _Client:
@@ -118,6 +121,7 @@ class Lobby:
     # ---- the actor loop ------------------------------------------------------------------
 
     async def _run(self) -> None:
+        handled = 0
         while True:
             message = await self._inbox.get()
             if isinstance(message, _Stop):
@@ -125,8 +129,12 @@ class Lobby:
                 return
             self._guarded(self._handle, message)
             self._settle_drops()
-            if self._inbox.empty():
+            handled += 1
+            # a batch ends when the inbox is empty, or after BATCH messages so that a steady
+            # stream of commands never holds back everybody's updates
+            if self._inbox.empty() or handled >= BATCH:
                 self._end_batch()
+                handled = 0
 
     def _guarded(self, handler: Callable[..., None], *args: object) -> None:
         try:

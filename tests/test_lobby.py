@@ -8,6 +8,7 @@ import random
 import subprocess
 import sys
 
+from perudo_ssh import lobby as lobby_module
 from perudo_ssh import protocol as P
 from tests.test_lobby_support import Player, connected, play_randomly, running_lobby
 
@@ -302,3 +303,16 @@ def test_lobby_imports_neither_textual_nor_asyncssh():
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+async def test_a_long_stream_of_messages_does_not_hold_back_updates():
+    async with running_lobby() as lobby:
+        watcher = await connected(lobby, "watcher")
+        seen = len(watcher.events)
+        for n in range(200):  # 200 arrivals queued at once: the inbox is never empty
+            lobby.connect(f"p{n}")
+        watcher.send(P.JoinTable(table=999))  # a marker, answered after the stream
+        await watcher.expect(P.Refused)
+        lists = [e for e in watcher.events[seen:] if isinstance(e, P.LobbyState)]
+        assert len(lists) >= 200 // lobby_module.BATCH  # flushed along the way, not once
+        assert len(lists[0].online) < 201
