@@ -4,7 +4,12 @@
 Starts the real server in-process on a free loopback port, connects SESSIONS players with
 PTYs (80×24, screens rendered by pyte), and prints: time to first lobby screen, server RSS
 per session, and the fan-out latency of one lobby change (a table created) until every
-session's screen shows it — median and worst. Figures, not assertions.
+session's screen shows it — median and worst. Figures, not assertions. The clients (asyncssh
+and pyte) run in the same process as the server, so every figure includes their cost too.
+
+Seen on the 2-core dev machine: 10 sessions — first screen 173 ms median, 2.4 MB a session,
+fan-out 9 ms; 50 sessions — 593 ms median (each arrival redraws every lobby's online list),
+2.3 MB a session, fan-out 56 ms.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from perudo_ssh.lobby import Lobby
 from perudo_ssh.serve import start_game_server
 from tests.sshterm import Terminal
 
-ROW = re.compile(r"^\s*1\s+p0\s+classic", re.MULTILINE)
+ROW = re.compile(r"^\s*1\s+p0's table\s+classic", re.MULTILINE)
 
 
 def rss_mb() -> float:
