@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LOST = "The connection to the lobby was lost."
+REFUSAL_SECONDS = 3.5
+"""How long a refusal stays on screen: long enough to read, short enough not to cover play."""
 
 
 class PerudoApp(App[str | None]):
@@ -94,10 +96,17 @@ class PerudoApp(App[str | None]):
                     self._lobby_pending = True
                     self.call_later(self._show_lobby)
             case protocol.TableState() as table:
+                before = self.table
+                if before is not None and before.id == table.id and before.status != table.status:
+                    # a refusal or "waiting for the others" is about the table as it was: once
+                    # the game starts or ends, it would only cover the dice and the bid line
+                    self.clear_notifications()
                 self.table = table
                 self._table_screen().show(table)
             case protocol.Refused(message=text):
-                self.notify(text, title="Refused", severity="warning", markup=False)
+                self.notify(
+                    text, title="Refused", severity="warning", markup=False, timeout=REFUSAL_SECONDS
+                )
             case protocol.Notice(text=text):
                 self.notify(text, markup=False)
             case protocol.LeftTable():

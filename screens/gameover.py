@@ -12,7 +12,7 @@ from textual.widgets import Footer, Static
 from perudo_ssh import protocol
 from screens.messages import Send
 from screens.mounting import composed
-from screens.tableview import seat_names
+from screens.tableview import game_over_line, seat_names
 from screens.wording import finishing_order
 
 
@@ -36,7 +36,7 @@ class GameOverScreen(ModalScreen[None]):
             yield Static(id="over-title", classes="dialog-title")
             yield Static(id="over-order")
             yield Static(id="over-again")
-            yield Static("a: play again · l: back to the lobby", classes="dialog-hint")
+            yield Static(id="over-hint", classes="dialog-hint")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -56,9 +56,7 @@ class GameOverScreen(ModalScreen[None]):
         if game is None:
             return
         names = seat_names(table)
-        winner = names[game.winner] if game.winner is not None else "nobody"
-        title = "You win!" if game.winner is not None and game.winner == game.me else ""
-        self.query_one("#over-title", Static).update(Content(f"Game over: {winner} wins. {title}"))
+        self.query_one("#over-title", Static).update(Content(game_over_line(table, game)))
         lines = []
         for place, seat in enumerate(finishing_order(game), start=1):
             tokens = f"   ¤{game.tokens.balances[seat]}" if game.tokens is not None else ""
@@ -70,6 +68,9 @@ class GameOverScreen(ModalScreen[None]):
         self.query_one("#over-again", Static).update(
             Content(f"Ready to play again: {again}" if again else "")
         )
+        # a spectator has no seat to play again in: only the way out is offered
+        again = "a: play again · " if table.me is not None else ""
+        self.query_one("#over-hint", Static).update(f"{again}l: back to the lobby")
         if self._seated != (table.me is not None):
             self._seated = table.me is not None
             self.refresh_bindings()
@@ -81,7 +82,7 @@ class GameOverScreen(ModalScreen[None]):
 
     def action_play_again(self) -> None:
         self.post_message(Send(protocol.PlayAgain()))
-        self.notify("Waiting for the others to play again…", markup=False)
+        self.notify("Waiting for the others to play again…", markup=False, timeout=4)
 
     def action_leave(self) -> None:
         self.post_message(Send(protocol.LeaveTable()))

@@ -182,8 +182,11 @@ class TableScreen(Screen[None]):
         self.query_one(BidHistory).show(tableview.history_lines(table, game))
         self._put("#current-bid", tableview.current_bid_line(table, game))
         mine = game.seats[game.me] if game.me is not None else None
+        over = game.phase == "over"
         if mine is None:
             label = "Watching"
+        elif over and mine.dice:  # the winner: no cup is rolled again
+            label = "Game over\nyou won"
         elif mine.dice == 0:
             label = "Your dice\nnone left"
         elif mine.shown:  # set aside face up: in the cup are only the hidden ones
@@ -194,11 +197,15 @@ class TableScreen(Screen[None]):
         self._put("#my-label", label)
         if mine is None:
             note = "Spectators see every cup, never the dice."
+        elif over and mine.dice:
+            left = f"{mine.dice} {'die' if mine.dice == 1 else 'dice'}"
+            note = f"You won, with {left} left."
         elif mine.dice == 0:
             note = "You are out of this game."
         else:
             note = "Rolling…"
-        self.query_one(DiceRow).show((mine.hidden or ()) if mine else (), note)
+        hidden = (mine.hidden or ()) if mine and not over else ()
+        self.query_one(DiceRow).show(hidden, note)
         if self._composer.follow(game):
             self._error = None
             self._reroll_plan = ()
@@ -223,6 +230,8 @@ class TableScreen(Screen[None]):
             self._put("#composer", "")
         if self._error:
             self._put("#status", Content.styled(self._error, "bold $error"))
+        elif self.has_class("-reveal"):  # the reveal says what to do: any key goes on
+            self._put("#status", "")
         else:
             self._put("#status", tableview.hint_line(game))
 
@@ -248,6 +257,7 @@ class TableScreen(Screen[None]):
             )
             self.set_focus(None)
             self.add_class("-reveal")
+            self._draw_composer()
         elif game.phase == "bidding" and game.bids and self.has_class("-reveal"):
             # the next round is already being bid (the reveal timed out, or this viewer
             # is only watching): show the table rather than an old round
@@ -262,7 +272,9 @@ class TableScreen(Screen[None]):
             self._close_game_over()
 
     def _hide_reveal(self) -> None:
-        self.remove_class("-reveal")
+        if self.has_class("-reveal"):
+            self.remove_class("-reveal")
+            self._draw_composer()
         self._refresh_keys()
 
     def _close_reveal(self) -> None:

@@ -27,10 +27,15 @@ def seat_names(table: protocol.TableState) -> list[str]:
     return names + [f"seat {n + 1}" for n in range(len(names), table.size)]
 
 
+TITLE_WIDTH = 78
+"""Columns for the title: an 80-column terminal less the title's padding."""
+_CALZA_SHORT = {**CALZA_MODES, "on-turn": "on turn"}  # the title's room is short
+
+
 def title_line(table: protocol.TableState) -> str:
-    """`#3 ana's table · round 2 · 9 dice in play · classic · calza off`: what changes during
-    the game comes first, so an 80-column terminal cuts only the table's fixed rules (the
-    help page has them all)."""
+    """`#3 ana's table · round 2 · 9 dice in play · classic · calza: off`: what changes during
+    the game comes first; when that is too wide for `TITLE_WIDTH` columns, the preset's name
+    goes first, then the calza mode (the help page has the table's rules in full)."""
     parts = [f"#{table.id} {table.name}"]
     if table.me is None:
         parts.append("watching")
@@ -41,9 +46,12 @@ def title_line(table: protocol.TableState) -> str:
             parts += [f"round {game.round_index + 1}", f"{game.dice_in_play} dice in play"]
         if game.tokens is not None:
             parts.append(f"bank ¤{game.tokens.bank}")
-        parts.append(options.preset)
+        fixed: list[str] = [options.preset]
         if not options.jonti:  # the club plays jonti instead of calza
-            parts.append(f"calza {CALZA_MODES.get(options.calza, options.calza)}")
+            fixed.append(f"calza: {_CALZA_SHORT.get(options.calza, options.calza)}")
+        while fixed and len(" · ".join(parts + fixed)) > TITLE_WIDTH:
+            fixed.pop(0)
+        parts += fixed
     else:
         parts.append(table.status)
     return " · ".join(parts)
@@ -81,7 +89,9 @@ def history_lines(table: protocol.TableState, game: GameView) -> list[str]:
     names = seat_names(table)
     lines: list[str] = []
     if game.round_index == 0 and table.opening:
-        lines.append("Opening roll:")
+        n = game.options.opening_roll_dice
+        lines.append(f"Opening roll ({n} {'die' if n == 1 else 'dice'} each)")
+        lines.append("  the highest total opens" if n > 1 else "  the highest die opens")
         for seat, name in enumerate(names[: len(table.opening[0])]):
             totals = [str(roll[seat]) for roll in table.opening if roll[seat] is not None]
             if totals:  # one line per seat; a tie adds its roll-off totals after the first
@@ -94,8 +104,7 @@ def current_bid_line(table: protocol.TableState, game: GameView) -> Content:
     """The bid on the table and who made it, then whose turn it is."""
     names = seat_names(table)
     if game.phase == "over":
-        winner = names[game.winner] if game.winner is not None else "nobody"
-        return Content.styled(f"Game over: {winner} wins", "bold")
+        return Content.styled(game_over_line(table, game), "bold")
     if game.phase == "rolling":
         if table.waiting_for:
             me = names[game.me] if game.me is not None else None
@@ -119,6 +128,19 @@ def current_bid_line(table: protocol.TableState, game: GameView) -> Content:
         opener = "You open" if mine else f"{names[game.turn]} opens"
         said = Content(f"{opener} the round")
     return Content.assemble(said, " · ", turn)
+
+
+def game_over_line(table: protocol.TableState, game: GameView) -> str:
+    """`Game over: you win!` for the winner, `Game over: ana wins.` for everyone else; a bot
+    playing on in a seat (a human's who left) is named as a bot (RULES.md §2.6)."""
+    if game.winner is None:
+        return "Game over."
+    if game.winner == game.me:
+        return "Game over: you win!"
+    name = seat_names(table)[game.winner]
+    if game.winner < len(table.seats) and table.seats[game.winner].bot:
+        name += " (bot)"
+    return f"Game over: {name} wins."
 
 
 def waiting_lines(table: protocol.TableState, me_creator: bool) -> tuple[str, str]:

@@ -72,8 +72,10 @@ def bid_refusal(view: GameView, bid: Bid, names: Sequence[str]) -> str | None:
         return f"There are only {view.dice_in_play} dice in play: bid at most {view.dice_in_play}"
     if not view.bids and view.wild and bid.face == 1:
         return "A normal round may not be opened on pacos: pick a face from 2 to 6"
+    # said in full, not just the raise hint: that is already on screen, and a refusal that
+    # reads the same as the hint looks as if the key did nothing
     hint = raise_hint(view)
-    return hint or "That bid is not allowed now"
+    return f"{format_bid(bid)} is not allowed. {hint}" if hint else "That bid is not allowed now"
 
 
 def dudo_refusal(view: GameView, names: Sequence[str]) -> str:

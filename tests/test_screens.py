@@ -124,7 +124,7 @@ async def test_table_shows_own_dice_and_no_one_elses():
         assert "│ 2 │" in text and "║ 1 ║" in text and "│ 6 │" in text  # ana: 2 4 4 1 6
         assert text.count("┌───┐") + text.count("╔═══╗") == 5  # her five dice, no others
         assert "│ 5 │" not in text and "│ 3 │" not in text  # ben's and carl's faces
-        assert "15 dice in play" in text and "classic" in text and "calza off" in text
+        assert "15 dice in play" in text and "classic" in text and "calza: off" in text
         session.feed(table_state(observe(rolled(), None), me=None))
         await pilot.pause()
         text = screen_text(app)

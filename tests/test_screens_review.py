@@ -155,7 +155,7 @@ def test_title_keeps_the_round_and_dice_within_80_columns():
     table = table_state(observe(state, 0), name="a table name of 24 chars")
     title = tableview.title_line(table)
     assert title.index("15 dice in play") + len("15 dice in play") < 78
-    assert "calza any time" in title
+    assert "calza: any time" in title
     club = tableview.title_line(table_state(observe(rolled("club"), 0)))
     assert "bank ¤30" in club and "calza" not in club
 
@@ -164,8 +164,13 @@ def test_opening_roll_is_one_line_per_seat():
     state = rolled()
     table = table_state(observe(state, 0), opening=((4, 6, 6), (None, 2, 5)))
     lines = tableview.history_lines(table, observe(state, 0))
-    assert lines[:4] == ["Opening roll:", "  ana            4", "  ben            6 2",
+    assert lines[:5] == ["Opening roll (2 dice each)", "  the highest total opens",
+                         "  ana            4", "  ben            6 2",
                          "  carl           6 5"]  # fmt: skip
+    assert all(len(line) <= 26 for line in lines)  # the sidebar's width inside its padding
+    one_die = observe(rolled("calza-anytime"), 0)
+    lines = tableview.history_lines(replace(table, game=one_die), one_die)
+    assert lines[:2] == ["Opening roll (1 die each)", "  the highest die opens"]
 
 
 def test_waiting_for_names_you_first():

@@ -68,7 +68,9 @@ def test_refusals_in_the_players_words():
         "After 5×4 you must raise: more dice, or the same count of a higher face, or 3 pacos"
     )
     assert bid_refusal(view, Bid(count=6, face=4), NAMES) is None
-    assert bid_refusal(view, Bid(count=5, face=3), NAMES) == raise_hint(view)
+    assert (
+        bid_refusal(view, Bid(count=5, face=3), NAMES) == f"5×3 is not allowed. {raise_hint(view)}"
+    )
     assert bid_refusal(view, Bid(count=16, face=4), NAMES).startswith("There are only 15 dice")
     assert bid_refusal(observe(rolled(), 1), Bid(count=2, face=3), NAMES) == (
         "It is not your turn: ana is to play"

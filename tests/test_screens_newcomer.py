@@ -1,0 +1,122 @@
+"""Pilot and text tests for what a newcomer reported at 80×24: stale notifications, the
+game-over wording, a spectator's title and game-over box, the reveal's hint, a refused bid."""
+
+from __future__ import annotations
+
+from perudo_ssh import protocol as P
+from perudo_ssh.rules import Roll, apply, observe
+from screens import tableview
+from screens.app import make_app
+from screens.gameover import GameOverScreen
+from screens.table import TableScreen
+from tests.test_screens_fakes import (
+    FakeSession,
+    bid,
+    call,
+    rolled,
+    screen_text,
+    table_state,
+    wait_until,
+)
+
+SIZE = (80, 24)
+
+
+def ana_won():
+    """A one-die game that ana (seat 0) has won: ben out first, then carl."""
+    state = rolled(dice=((6,), (5,), (4,)), dice_per_player=1)
+    state = call(bid(state, 0, 1, 6), 1)  # one 6: ben is out
+    state = apply(state, Roll(dice=((3,), (), (3,))))
+    state = call(bid(state, 2, 2, 4), 0)  # no 4 at all: carl is out
+    assert state.winner == 0
+    return state
+
+
+def start(session: FakeSession, *events: P.Event):
+    session.feed(P.Welcome(name=session.name), *events)
+    return make_app(session)
+
+
+async def game_over_screen(pilot, app) -> str:
+    await wait_until(pilot, lambda: app.screen.has_class("-reveal"))
+    await pilot.press("space")
+    await wait_until(pilot, lambda: isinstance(app.screen, GameOverScreen))
+    await pilot.pause()
+    return screen_text(app)
+
+
+async def test_notifications_are_cleared_when_the_game_starts():
+    session = FakeSession()
+    app = start(session, table_state(None, status="waiting"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        session.feed(P.Refused(code="bad_command", message="a game needs at least 2 players"))
+        await wait_until(pilot, lambda: len(app._notifications) == 1)
+        session.feed(table_state(observe(rolled(), 0)))
+        await wait_until(pilot, lambda: "your turn" in screen_text(app))
+        assert not app._notifications
+
+
+async def test_the_winner_reads_the_result_once_and_no_rolling():
+    session = FakeSession()
+    app = start(session, table_state(observe(ana_won(), 0), status="over"))
+    async with app.run_test(size=SIZE) as pilot:
+        text = await game_over_screen(pilot, app)
+        assert "Game over: you win!" in text and "ana wins" not in text
+        assert "Rolling…" not in text and "in cup" not in text
+        assert "a: play again · l: back to the lobby" in text
+
+
+async def test_a_spectator_is_offered_only_the_way_out():
+    session = FakeSession()
+    app = start(session, table_state(observe(ana_won(), None), me=None, status="over"))
+    async with app.run_test(size=SIZE) as pilot:
+        text = await game_over_screen(pilot, app)
+        assert "Game over: ana wins." in text
+        assert "l: back to the lobby" in text and "play again" not in text
+
+
+def test_a_bot_that_took_a_seat_over_is_named_as_a_bot():
+    state = ana_won()
+    seats = tuple(P.SeatInfo(name=n, bot=True) for n in ("ana", "ben", "carl"))
+    table = table_state(observe(state, 2), me=2, seats=seats, status="over")
+    assert tableview.game_over_line(table, observe(state, 2)) == "Game over: ana (bot) wins."
+
+
+def test_a_spectators_title_fits_80_columns():
+    for preset in ("classic", "calza-anytime", "gamerules", "club"):
+        state = rolled(preset)
+        table = table_state(observe(state, None), me=None, name="a table name of 24 chars")
+        title = tableview.title_line(table)
+        assert len(title) <= 78 and "15 dice in play" in title, title  # 80 less padding
+    gamerules = rolled("gamerules")
+    watching = table_state(observe(gamerules, None), me=None, name="ana's table")
+    assert tableview.title_line(watching).endswith("watching · round 1 · 15 dice in play · "
+                                                   "calza: on turn")  # fmt: skip
+    playing = table_state(observe(gamerules, 0), name="ana's table")
+    assert tableview.title_line(playing).endswith("gamerules · calza: on turn")
+
+
+async def test_the_reveal_shows_no_bidding_hint():
+    session = FakeSession()
+    state = call(bid(rolled(), 0, 3, 4), 1)
+    app = start(session, table_state(observe(state, 0)))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.screen.has_class("-reveal"))
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Press any key" in text and "type a bid like" not in text
+
+
+async def test_enter_on_a_bid_not_allowed_says_why():
+    session = FakeSession()
+    app = start(session, table_state(observe(bid(rolled(), 0, 3, 4), 1), me=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.press("down")  # 3×4: not a raise
+        await pilot.pause()
+        assert "✗ not allowed" in screen_text(app)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert session.sent == []
+        assert "3×4 is not allowed. After 3×4 you must raise" in screen_text(app)
