@@ -90,7 +90,7 @@ def history_lines(table: protocol.TableState, game: GameView) -> list[str]:
     lines: list[str] = []
     if game.round_index == 0 and table.opening:
         n = game.options.opening_roll_dice
-        lines.append(f"Opening roll ({n} {'die' if n == 1 else 'dice'} each)")
+        lines.append(f"Opening roll ({n} {'die' if n == 1 else 'dice'})")
         lines.append("  the highest total opens" if n > 1 else "  the highest die opens")
         for seat, name in enumerate(names[: len(table.opening[0])]):
             totals = [str(roll[seat]) for roll in table.opening if roll[seat] is not None]

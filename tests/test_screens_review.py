@@ -164,13 +164,13 @@ def test_opening_roll_is_one_line_per_seat():
     state = rolled()
     table = table_state(observe(state, 0), opening=((4, 6, 6), (None, 2, 5)))
     lines = tableview.history_lines(table, observe(state, 0))
-    assert lines[:5] == ["Opening roll (2 dice each)", "  the highest total opens",
+    assert lines[:5] == ["Opening roll (2 dice)", "  the highest total opens",
                          "  ana            4", "  ben            6 2",
                          "  carl           6 5"]  # fmt: skip
-    assert all(len(line) <= 26 for line in lines)  # the sidebar's width inside its padding
+    assert all(len(line) <= 25 for line in lines)  # the sidebar: 28 less padding and border
     one_die = observe(rolled("calza-anytime"), 0)
     lines = tableview.history_lines(replace(table, game=one_die), one_die)
-    assert lines[:2] == ["Opening roll (1 die each)", "  the highest die opens"]
+    assert lines[:2] == ["Opening roll (1 die)", "  the highest die opens"]
 
 
 def test_waiting_for_names_you_first():
