@@ -39,6 +39,7 @@ class _Client:
 
     @property
     def id(self) -> int:
+        """The session id, unique for the lobby's life."""
         return self.session.id
 
 

@@ -19,6 +19,7 @@ class BidComposer:
 
     @property
     def bid(self) -> Bid:
+        """The bid composed so far (not necessarily legal: see `GameView.choices.bids`)."""
         return Bid(count=self.count, face=self.face)
 
     def follow(self, game: GameView) -> bool:
@@ -36,9 +37,11 @@ class BidComposer:
         return True
 
     def take(self, bid: Bid) -> None:
+        """Compose `bid` (a typed one), count and face at once."""
         self.count, self.face = bid.count, bid.face
 
     def step_count(self, game: GameView, delta: int) -> None:
+        """Move the count by `delta` dice, kept between 1 and the dice in play (RULES.md §2.8)."""
         self.count = max(1, min(game.dice_in_play, self.count + delta))
 
     def pick_face(self, game: GameView, face: int) -> bool:

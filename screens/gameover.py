@@ -47,6 +47,7 @@ class GameOverScreen(ModalScreen[None]):
             self._draw(self._table)
 
     def show(self, table: protocol.TableState) -> None:
+        """Draw the finishing order of `table`'s game, winner first, and what may come next."""
         self._table = table
         if self._live:
             self._draw(table)

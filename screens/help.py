@@ -46,6 +46,7 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
 
 
 def keys_text() -> Content:
+    """Every key binding, place by place, as the help screen shows them."""
     lines: list[Content] = []
     for place, keys in KEYS:
         lines.append(Content.styled(place, "bold underline"))

@@ -74,6 +74,7 @@ class RevealPanel(Widget):
         self._lines: list[Content] = []
 
     def show(self, result: RoundResult, names: Sequence[str], finished: int) -> None:
+        """Reveal round `finished` (0-based): every hand, the counting dice, who lost or won."""
         self._lines = reveal_lines(result, names, finished)
         self.refresh()
 

@@ -126,6 +126,7 @@ class TableScreen(Screen[None]):
 
     @property
     def game(self) -> GameView | None:
+        """This player's view of the game at the table, or None before the first game."""
         return None if self._table is None else self._table.game
 
     def show(self, table: protocol.TableState) -> None:

@@ -88,6 +88,7 @@ class CupsPanel(Widget):
         self._cups: tuple[Cup, ...] = ()
 
     def show(self, cups: Sequence[Cup]) -> None:
+        """Draw `cups` in seat order; redraws only when they changed."""
         cups = tuple(cups)
         if cups != self._cups:
             self._cups = cups
@@ -181,6 +182,7 @@ class BidHistory(Widget):
         self._lines: tuple[str, ...] = ()
 
     def show(self, lines: Sequence[str]) -> None:
+        """Draw the round's bid lines; redraws only when they changed."""
         lines = tuple(lines)
         if lines != self._lines:
             self._lines = lines
