@@ -4,6 +4,7 @@ rendered by pyte, so tests read the screen a person would see and type keys into
 from __future__ import annotations
 
 import asyncio
+import gc
 import re
 from collections.abc import Callable
 
@@ -11,7 +12,7 @@ import asyncssh
 import pyte
 
 
-class _Guest(asyncssh.SSHClient):
+class Guest(asyncssh.SSHClient):
     """Answers keyboard-interactive with nothing: the server's guest login."""
 
     def kbdint_auth_requested(self) -> str:
@@ -48,7 +49,7 @@ class Terminal:
             known_hosts=None,
             config=None,
             client_keys=[key] if key else None,
-            client_factory=None if key else _Guest,
+            client_factory=None if key else Guest,
             agent_path=None,
         )
         cols, rows = self.screen.columns, self.screen.lines
@@ -112,3 +113,15 @@ class Terminal:
 def find(pattern: str, text: str) -> re.Match | None:
     """The first match of `pattern` in the screen text, line by line."""
     return re.search(pattern, text, re.MULTILINE)
+
+
+async def until(condition: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
+    """Wait (bounded) for `condition`, which no event announces (an object being freed, a
+    buffer filling): poll it, collecting garbage between looks."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        gc.collect()
+        await asyncio.sleep(0.02)

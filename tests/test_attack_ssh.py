@@ -8,7 +8,6 @@ import asyncio
 import gc
 import logging
 import random
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,20 +24,9 @@ from perudo_ssh.ssh import session as session_module
 from perudo_ssh.ssh.server import Login, start_server
 from perudo_ssh.ssh.session import AppSession
 from perudo_ssh.ssh.terminal_input import PASTE_END, PASTE_START, TerminalInput
-from tests.sshterm import Terminal, _Guest
+from tests.sshterm import Guest, Terminal, until
 
 TIMEOUT = 15.0
-
-
-async def _until(condition: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
-    """Wait (bounded) for `condition`, which no event announces."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        gc.collect()
-        await asyncio.sleep(0.02)
 
 
 # ---- input pacing, on an AppSession fed directly -------------------------------------------
@@ -222,12 +210,12 @@ async def test_clients_vanishing_anywhere_leave_no_ghosts_tasks_or_apps(tmp_path
     for term in terms:  # in the lobby, at waiting tables, mid-game
         assert term.conn is not None
         term.conn.abort()
-    await _until(lambda: not lobby._clients and not lobby.tables, "the lobby to empty")
-    await _until(
+    await until(lambda: not lobby._clients and not lobby.tables, "the lobby to empty")
+    await until(
         lambda: not any(t.get_name().startswith("perudo-ssh") for t in asyncio.all_tasks()),
         "session tasks to end",
     )
-    await _until(
+    await until(
         lambda: not any(isinstance(o, PerudoApp) for o in gc.get_objects()), "apps to be freed"
     )
     for term in terms:
@@ -249,7 +237,7 @@ async def test_huge_terminal_on_a_slow_link_survives_its_first_screen(tmp_path: 
         known_hosts=None,
         config=None,
         client_keys=None,
-        client_factory=_Guest,
+        client_factory=Guest,
         agent_path=None,
     )
     proc = await conn.create_process(
@@ -262,7 +250,7 @@ async def test_huge_terminal_on_a_slow_link_survives_its_first_screen(tmp_path: 
         chan = apps[0]._driver._terminal._chan if apps and apps[0]._driver else None
         return chan.get_write_buffer_size() if chan is not None else 0
 
-    await _until(lambda: buffered() > 100_000 or conn.is_closed(), "the first screen")
+    await until(lambda: buffered() > 100_000 or conn.is_closed(), "the first screen")
     assert not conn.is_closed()
     proc.channel.resume_reading()
     seen = b""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
 import random
@@ -12,7 +11,7 @@ import stat
 import sys
 import weakref
 import webbrowser
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from textual.widgets import Input, Label, Static
 from perudo_ssh.ssh import driver as driver_module
 from perudo_ssh.ssh import session as session_module
 from perudo_ssh.ssh.server import Login, start_server
+from tests.sshterm import Guest, until
 
 TIMEOUT = 10.0
 _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|[=>78])")
@@ -109,7 +109,7 @@ class Terminal:
     async def expect(self, text: str, timeout: float = TIMEOUT) -> None:
         """Read output until `text` appears (escape sequences ignored)."""
 
-        async def read_until() -> None:
+        async def readuntil() -> None:
             while True:
                 plain = _ANSI.sub("", self.seen)
                 found = plain.find(text, self.searched)
@@ -121,22 +121,10 @@ class Terminal:
                     raise AssertionError(f"output ended before {text!r}: {plain[-500:]!r}")
                 self.seen += chunk.decode("utf-8", "replace")
 
-        await asyncio.wait_for(read_until(), timeout)
+        await asyncio.wait_for(readuntil(), timeout)
 
     def send(self, data: bytes) -> None:
         self.proc.stdin.write(data)
-
-
-class _GuestClient(asyncssh.SSHClient):
-    """A client with no keys that answers keyboard-interactive (with no prompts)."""
-
-    def kbdint_auth_requested(self) -> str:
-        return ""
-
-    def kbdint_challenge_received(
-        self, name: str, instructions: str, lang: str, prompts: Any
-    ) -> list[str]:
-        return [""] * len(prompts)
 
 
 @pytest.fixture(scope="module")
@@ -160,24 +148,14 @@ async def ssh_server(tmp_path: Path) -> AsyncIterator[Server]:
     acceptor.close()
     await acceptor.wait_closed()
     # Every client has gone by now; let the apps finish before the loop closes.
-    await _until(lambda: all(ref() is None for ref in server.apps), "apps to end")
-
-
-async def _until(condition: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        gc.collect()
-        await asyncio.sleep(0.02)
+    await until(lambda: all(ref() is None for ref in server.apps), "apps to end")
 
 
 async def _connect(
     server: Server, key: asyncssh.SSHKey | None, username: str = "alice", **options: Any
 ) -> asyncssh.SSHClientConnection:
     if key is None:
-        options.update(client_keys=None, client_factory=_GuestClient)
+        options.update(client_keys=None, client_factory=Guest)
     else:
         options.update(client_keys=[key])
     options.setdefault("agent_path", None)
@@ -408,7 +386,7 @@ async def test_disconnect_frees_the_app(
     (app_ref,) = ssh_server.apps
     assert app_ref() is not None
     terminal.conn.abort()
-    await _until(lambda: app_ref() is None, "the app to be garbage-collected")
+    await until(lambda: app_ref() is None, "the app to be garbage-collected")
 
 
 async def test_crash_ends_only_that_session(
@@ -509,4 +487,4 @@ async def test_client_that_stops_reading_is_dropped(
         await asyncio.wait_for(conn.wait_closed(), TIMEOUT)
     assert any("output unread" in record.message for record in caplog.records)
     (app_ref,) = ssh_server.apps
-    await _until(lambda: app_ref() is None, "the flooding app to end")
+    await until(lambda: app_ref() is None, "the flooding app to end")
