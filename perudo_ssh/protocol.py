@@ -171,19 +171,27 @@ class TableState(Message, frozen=True, tag=True):
     waiting_for: tuple[str, ...] = ()
 
 
+Args = dict[str, str | int]
+"""Named arguments of a server message id (`str.format` fields), filled in after translation."""
+
+
 class Refused(Message, frozen=True, tag=True):
     """A command was refused and changed nothing. `code` is a RECORD.md rule error code or a
     lobby code ("no_table", "table_full", "not_creator", "not_seated", "bad_command");
-    `message` says why in the players' words."""
+    `message` says why: an English message id (perudo_ssh.i18n) with `args`, translated by
+    the receiving session."""
 
     code: str
     message: str
+    args: Args = msgspec.field(default_factory=dict)
 
 
 class Notice(Message, frozen=True, tag=True):
-    """Something to tell the player (a bot took a seat, a player left, the table closed)."""
+    """Something to tell the player (a bot took a seat, a player left, the table closed):
+    `text` is an English message id with `args`, translated by the receiving session."""
 
     text: str
+    args: Args = msgspec.field(default_factory=dict)
 
 
 class LeftTable(Message, frozen=True, tag=True):
@@ -191,9 +199,11 @@ class LeftTable(Message, frozen=True, tag=True):
 
 
 class Goodbye(Message, frozen=True, tag=True):
-    """The lobby ends this session (dropped for not reading, or the server stops)."""
+    """The lobby ends this session (dropped for not reading, or the server stops): `reason`
+    is an English message id with `args`, translated by the receiving session."""
 
     reason: str
+    args: Args = msgspec.field(default_factory=dict)
 
 
 Event = Welcome | LobbyState | TableState | Refused | Notice | LeftTable | Goodbye
