@@ -4,8 +4,13 @@
 dice, the dice counts, the dice set aside, the bids. The dice it cannot see are modelled as
 independent fair dice, so the number of them that count for a bid is binomial: p = 1/3 per
 unknown die for a non-paco face when pacos are wild, 1/6 for pacos or in a special round.
-It only ever returns something offered in `view.choices`, so it is always legal. It never
-calls jonti nor shows and rerolls (both optional).
+It only ever returns something offered in `view.choices`, so it is always legal.
+
+At a club table (RULES.md §4–§6): a bot declares the calzone round it is offered half the
+time (`CALZONE_CHANCE`); right after its own bid it shows the hidden dice that count for that
+bid and re-rolls the others (`show_after_bid`), now and then, when it holds both kinds. It
+never calls jonti: jonti is called out of turn, and a bot acts only on its turn (the lobby
+asks it then, never in between).
 """
 
 from __future__ import annotations
@@ -30,6 +35,9 @@ CALZA_AT_LEAST = 0.45
 
 CALZONE_CHANCE = 0.5
 """How often a bot declares the calzone round it is offered (RULES.md §4)."""
+
+REROLL_CHANCE = 0.5
+"""How often a bot shows and rerolls after its bid, when it may (RULES.md §6)."""
 
 
 class Odds:
@@ -110,7 +118,11 @@ def choose(view: GameView, rng: random.Random) -> protocol.Command | None:
     last = view.bids[-1].bid if view.bids else None
     if last is not None:
         p_true = odds.at_least(last)
-        if choices.calza and odds.exactly(last) >= max(CALZA_AT_LEAST, 1 - p_true):
+        if (
+            choices.calza
+            and _may_gain(view)
+            and odds.exactly(last) >= max(CALZA_AT_LEAST, 1 - p_true)
+        ):
             return protocol.MakeCall(call="calza")
         if choices.dudo and p_true < rng.uniform(*DUDO_BELOW):
             return protocol.MakeCall(call="dudo")
@@ -124,6 +136,30 @@ def choose(view: GameView, rng: random.Random) -> protocol.Command | None:
     if choices.calza:
         return protocol.MakeCall(call="calza")
     return None
+
+
+def _may_gain(view: GameView) -> bool:
+    """Whether a right calza would give the bot a die back (RULES.md §2.9, §5): at full dice it
+    only risks one, and bots calling it again and again could make a game never end."""
+    assert view.me is not None
+    return view.seats[view.me].dice < view.options.dice_per_player
+
+
+def show_after_bid(view: GameView, rng: random.Random) -> protocol.ShowAndReroll | None:
+    """Show and reroll right after the bot's own bid (RULES.md §6), or None.
+
+    Offered only when `view.choices.reroll`. The bot sets aside the hidden dice that count
+    for its bid (its face, and pacos when wild) — they back the bid in everyone's eyes — and
+    re-rolls the rest, each of which may count too. Only when it holds at least one of each
+    (so one die stays hidden), and then with chance `REROLL_CHANCE`."""
+    if view.me is None or not view.choices.reroll or not view.bids:
+        return None
+    hidden = view.seats[view.me].hidden or ()
+    bid = view.bids[-1].bid
+    backing = tuple(f for f in hidden if count_bid(bid, (f,), view.wild))
+    if not backing or len(backing) == len(hidden) or rng.random() >= REROLL_CHANCE:
+        return None
+    return protocol.ShowAndReroll(reveal=backing)
 
 
 def _pick_bid(view: GameView, odds: Odds, rng: random.Random, opening: bool) -> tuple[Bid, float]:

@@ -5,6 +5,12 @@ A record names players; the engine numbers seats. `decode_record` reads one (ref
 what RECORD.md calls malformed), `RecordBuilder` writes one as a game is played, and
 `engine_action` / `engine_roll` convert a recorded round back into the engine's `Action`s.
 Whether a record breaks a rule is the referee's job (`perudo_ssh.referee`), not this module's.
+
+Extension (read and written here, honoured by our referee; other readers ignore unknown
+fields): a round may carry `"left": [names]`, the players who left the table during that
+round (RULES.md §6 "Leaving"). Their cup stayed until the round's call; they are eliminated
+right after it, before the next round's roll, in the order listed; their payments stay in
+the bank. The field is omitted when nobody left.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from perudo_ssh.rules import (
     OptionsError,
     PlaceBid,
     Reroll,
+    Resign,
     Roll,
     options_for,
     overrides_of,
@@ -69,12 +76,14 @@ class RecordedAction(_Base, frozen=True, kw_only=True, omit_defaults=True):
     reroll: tuple[int, ...] | UnsetType = UNSET
 
 
-class RecordedRound(_Base, frozen=True, kw_only=True):
+class RecordedRound(_Base, frozen=True, kw_only=True, omit_defaults=True):
     """One round: `dice` maps each player still in the game to the faces they rolled;
-    `actions` in the order they were made."""
+    `actions` in the order they were made; `left` (our extension, see the module docstring)
+    the players who left during the round, eliminated once it ended (RULES.md §6)."""
 
     dice: dict[str, tuple[int, ...]]
     actions: tuple[RecordedAction, ...]
+    left: tuple[str, ...] = ()
 
 
 class Record(_Base, frozen=True, kw_only=True):
@@ -206,7 +215,8 @@ def engine_action(record: Record, action: RecordedAction) -> Action:
 def recorded_action(players: Sequence[str], action: Action) -> RecordedAction:
     """The record's form of an engine player action (not a `Roll`), seat turned into a name.
 
-    Raises `TypeError` for a `Roll` (rolls are a round's `dice`, see `RecordBuilder.add`)."""
+    Raises `TypeError` for a `Roll` or a `Resign` (a round's `dice` and `left`, see
+    `RecordBuilder.add`)."""
     match action:
         case PlaceBid(seat=seat, bid=bid):
             bid_ = RecordedBid(count=bid.count, face=bid.face)
@@ -218,6 +228,9 @@ def recorded_action(players: Sequence[str], action: Action) -> RecordedAction:
         case Reroll(seat=seat, reveal=reveal, new_faces=new_faces):
             return RecordedAction(by=players[seat], reveal=reveal, reroll=new_faces)
     raise TypeError(f"not a player action: {action!r}")
+
+
+_RoundParts = tuple[dict[str, tuple[int, ...]], list[RecordedAction], list[str]]
 
 
 class RecordBuilder:
@@ -240,19 +253,23 @@ class RecordBuilder:
         self._rules = rules_of(options)
         self._players = players
         self._first_opener = players[first_opener]
-        self._rounds: list[tuple[dict[str, tuple[int, ...]], list[RecordedAction]]] = []
+        self._rounds: list[_RoundParts] = []  # dice, actions, left
 
     def add(self, action: Action) -> None:
         """Append one engine action: a `Roll` starts a round (seats with `()` — out of the
-        game — are left out of its `dice`); any other is appended to the current round.
+        game — are left out of its `dice`); a `Resign` goes to the current round's `left`;
+        any other is appended to the current round's actions.
 
-        Raises `ValueError` for a player action before the first `Roll`."""
+        Raises `ValueError` for a player action or a `Resign` before the first `Roll`."""
         if isinstance(action, Roll):
             dice = {self._players[s]: tuple(d) for s, d in enumerate(action.dice) if d}
-            self._rounds.append((dice, []))
+            self._rounds.append((dice, [], []))
             return
         if not self._rounds:
             raise ValueError("the first action of a record is a roll")
+        if isinstance(action, Resign):
+            self._rounds[-1][2].append(self._players[action.seat])
+            return
         self._rounds[-1][1].append(recorded_action(self._players, action))
 
     def record(self) -> Record:
@@ -262,7 +279,7 @@ class RecordBuilder:
             players=self._players,
             first_opener=self._first_opener,
             rounds=tuple(
-                RecordedRound(dice=dict(dice), actions=tuple(actions))
-                for dice, actions in self._rounds
+                RecordedRound(dice=dict(dice), actions=tuple(actions), left=tuple(left))
+                for dice, actions, left in self._rounds
             ),
         )

@@ -4,6 +4,14 @@
 The engine judges every rule by seat; this module adds what only names can get wrong
 (`unknown_player`), what spans rounds (`game_over`, `round_unfinished`) and
 `action_after_call`, in RECORD.md's precedence order, and turns seats back into names.
+
+It also honours our record extension `rounds[i].left` (see `perudo_ssh.record`): the players
+who left during round i (RULES.md §6 "Leaving") are eliminated right after its call, in the
+order listed, before round i+1's roll; if that leaves one player, the game is over and that
+player takes the bank. Faults in `left` are reported with `action` null: `round_unfinished`
+when the round has no call, `unknown_player` for a name that has no dice after the call,
+`game_over` for a name listed after the game already has a winner. Records without the field
+are judged exactly as RECORD.md says.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ import msgspec
 from msgspec import UNSET
 
 from perudo_ssh.record import Record, engine_action, engine_roll
-from perudo_ssh.rules import Bid, RoundResult, RuleError, State, apply, new_game
+from perudo_ssh.rules import Bid, Resign, RoundResult, RuleError, State, apply, new_game
 
 FORMAT: Final = "perudo-verdict/1"
 USAGE = "usage: perudo-ssh referee RECORD.json|-   (- reads the record from standard input)"
@@ -155,6 +163,18 @@ def _run(record: Record, state: State) -> tuple[State, Fault | None]:
             except RuleError as err:
                 return state, Fault(round=i, action=j, code=err.code, message=err.message)
             called = action.call is not UNSET
+        if round_.left and not called:
+            message = "players who left are eliminated once the round has ended with a call"
+            return state, Fault(round=i, action=None, code="round_unfinished", message=message)
+        for name in round_.left:
+            seat = record.seat_of.get(name)
+            if seat is None:
+                message = f"{name!r} who left is not a player still in the game"
+                return state, Fault(round=i, action=None, code="unknown_player", message=message)
+            try:
+                state = apply(state, Resign(seat=seat))
+            except RuleError as err:
+                return state, Fault(round=i, action=None, code=err.code, message=err.message)
         if not called and i != last:
             message = "only the last round may end without a call"
             return state, Fault(round=i, action=None, code="round_unfinished", message=message)

@@ -98,14 +98,35 @@ def test_dudo_on_an_impossible_bid():
         assert bots.choose(observe(state, 1), random.Random(seed)) == P.MakeCall(call="dudo")
 
 
-def test_calza_when_exactly_right_is_likely():
-    options = options_for("classic", calza="on-turn", dice_per_player=1)
+def _one_die_down() -> State:
+    """Two players, 2 dice each, calza on turn; seat 1 has lost a die (RULES.md §2.5) and the
+    second round is rolled: seat 1 holds (3,), seat 0 (3, 3); seat 1 opens."""
+    options = options_for("classic", calza="on-turn", dice_per_player=2, special_round="off")
     state = new_game(options, 2, 0)
-    state = apply(state, Roll(dice=((3,), (3,))))
+    state = apply(state, Roll(dice=((2, 2), (5, 6))))
+    state = apply(state, PlaceBid(seat=0, bid=Bid(count=2, face=2)))
+    state = apply(state, Call(seat=1, call="dudo"))  # two 2s: seat 1 was wrong
+    return apply(state, Roll(dice=((3, 3), (3,))))
+
+
+def test_calza_when_exactly_right_is_likely():
+    state = _one_die_down()
+    state = apply(state, PlaceBid(seat=1, bid=Bid(count=1, face=3)))
     state = apply(state, PlaceBid(seat=0, bid=Bid(count=2, face=3)))
     # Seat 1 sees its own 3 and reads seat 0's bid as holding one: 2×3 is exactly right.
     for seed in range(20):
         assert bots.choose(observe(state, 1), random.Random(seed)) == P.MakeCall(call="calza")
+
+
+def test_no_calza_at_full_dice_where_it_can_only_cost_a_die():
+    """A right calza gives nothing back to a player at full dice (RULES.md §2.9): bots calling
+    it round after round could make a game never end."""
+    options = options_for("classic", calza="on-turn", dice_per_player=1)
+    state = new_game(options, 2, 0)
+    state = apply(state, Roll(dice=((3,), (3,))))
+    state = apply(state, PlaceBid(seat=0, bid=Bid(count=2, face=3)))
+    for seed in range(20):
+        assert bots.choose(observe(state, 1), random.Random(seed)) != P.MakeCall(call="calza")
 
 
 def test_a_bid_is_read_as_holding_its_face():

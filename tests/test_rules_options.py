@@ -14,6 +14,7 @@ from perudo_ssh.rules import (
     options_for,
     overrides_of,
 )
+from perudo_ssh.rules.options import check_options
 
 # RULES.md §7, column by column ("—" cells: the value that keeps the option inert).
 TABLE = {
@@ -180,6 +181,7 @@ def test_refused_values(preset, overrides):
     with pytest.raises(OptionsError) as info:
         options_for(preset, **overrides)
     assert str(info.value)
+    assert str(info.value) == info.value.message_id.format(**info.value.message_args)
     assert isinstance(info.value, ValueError)
 
 
@@ -188,3 +190,70 @@ def test_options_decode_strictly():
     assert msgspec.json.decode(raw, type=Options) == PRESETS["club"]
     with pytest.raises(msgspec.ValidationError):
         msgspec.json.decode(b'{"preset": "classic", "bogus": 1}', type=Options)
+
+
+def test_refusals_carry_a_message_id_and_its_args():
+    with pytest.raises(OptionsError) as info:
+        options_for("classic", stake=101)
+    err = info.value
+    assert (err.message_id, err.message_args) == (
+        "the stake must be between {low} and {high} tokens",
+        {"low": 0, "high": 100},
+    )
+    assert str(err) == "the stake must be between 0 and 100 tokens"
+    assert options_for("classic", stake=100).stake == 100
+    with pytest.raises(OptionsError) as info:
+        options_for("classic", calza="sometimes")
+    assert str(info.value) == "calza is one of: off, on-turn, anytime"
+    assert info.value.message_args == {"option": "calza", "choices": "off, on-turn, anytime"}
+    with pytest.raises(OptionsError) as info:
+        options_for("classic", dice_per_player="5")
+    assert str(info.value) == "dice_per_player must be a whole number"
+    with pytest.raises(OptionsError) as info:
+        options_for("nope")
+    assert str(info.value) == "unknown preset 'nope'"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "seats", "message"),
+    [
+        ({"dice_per_player": 1}, 3, "jonti needs at least 2 dice per player: its caller "
+         "must have lost a die"),
+        ({"dice_per_player": 1, "jonti": False}, 3, "show and reroll needs at least 2 dice "
+         "per player: one shown, one re-rolled"),
+    ],
+)  # fmt: skip
+def test_a_table_never_using_an_option_is_refused(overrides, seats, message):
+    """check_options' docstring lists them; club is the preset with jonti and reroll on.
+    The engine and game records may play such options (they are merely never used)."""
+    options = options_for("club", **overrides)
+    check_options(options)
+    with pytest.raises(OptionsError) as info:
+        check_options(options, seats=seats)
+    assert str(info.value) == message
+    assert info.value.message_id.format(**info.value.message_args) == message
+
+
+@pytest.mark.parametrize(
+    ("preset", "overrides", "seats"),
+    [
+        ("club", {"calza_min_players": 6, "jonti": False}, 2),  # calza off: limits unused
+        ("gamerules", {"special_round": "off", "calza_in_special_round": True}, 3),
+        ("club", {"special_round": "off"}, 3),  # face change unused without special rounds
+        ("classic", {"dice_per_player": 1, "opening_roll_dice": 5}, 2),  # palifico never comes
+        ("gamerules", {"dice_per_player": 1}, 4),  # calza only ever costs a die
+        ("club", {"calza": "anytime", "calza_min_players": 3}, 3),  # calza and jonti both on
+        ("classic", {"stake": 100}, 6),  # tokens with dudo alone
+        ("gamerules", {}, 3),  # calza needs 3 players: a 3-seat table may use it
+    ],
+)
+def test_options_merely_unused_are_not_refused(preset, overrides, seats):
+    options = options_for(preset, **overrides)
+    check_options(options, seats=seats)
+
+
+@pytest.mark.parametrize(("preset", "seats"), [(p, n) for p in PRESET_NAMES for n in range(2, 7)])
+def test_every_preset_is_playable_at_every_table_size(preset, seats):
+    """A preset whose exact calls need more players (gamerules' calza, the club's jonti) still
+    makes a 2-seat table: those calls are simply never offered (check_options' Decision)."""
+    check_options(options_for(preset), seats=seats)

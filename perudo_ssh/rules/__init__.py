@@ -14,6 +14,7 @@ from perudo_ssh.rules.engine import (
     new_game,
     next_active,
     opening_leaders,
+    resign_fault,
 )
 from perudo_ssh.rules.options import (
     OPTION_NAMES,
@@ -33,6 +34,7 @@ from perudo_ssh.rules.state import (
     DeclareCalzone,
     PlaceBid,
     Reroll,
+    Resign,
     Roll,
     RoundResult,
     RuleError,
@@ -57,6 +59,7 @@ __all__ = [
     "OptionsError",
     "PlaceBid",
     "Reroll",
+    "Resign",
     "Roll",
     "RoundResult",
     "RuleError",
@@ -73,6 +76,7 @@ __all__ = [
     "next_active",
     "observe",
     "opening_leaders",
+    "resign_fault",
     "options_for",
     "overrides_of",
 ]

@@ -11,6 +11,9 @@ Decisions where RULES.md is silent (follow the seeds' intent):
 - With stakes on and calza turned on, a calza pays like a jonti: a failed one pays
   `|n − counted|` (doubled on wild pacos), a correct one takes 1 token back (RULES.md §5–§6).
 - The palifico/calzone player is the one whose count went from 2 to 1 in the previous round.
+- Leaving (RULES.md §6) is the server's `Resign`, applied between rounds: after the call of
+  the round during which the player left, before the next roll. It is recorded on that round's
+  result (`RoundResult.left`); if it leaves one player, that player wins and takes the bank.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from perudo_ssh.rules.state import (
     DeclareCalzone,
     PlaceBid,
     Reroll,
+    Resign,
     Roll,
     RoundResult,
     RuleError,
@@ -301,6 +305,19 @@ def reroll_fault(state: State, seat: int, reveal: Sequence[int], new_faces: Sequ
     return None
 
 
+def resign_fault(state: State, seat: int) -> RuleError | None:
+    """Why `seat` may not be resigned now (RULES.md §6 "Leaving"), or None if it may: only
+    between rounds (a leaver's cup stays on the table until the round ends), and only a seat
+    that still has dice."""
+    if state.phase == "over":
+        return _fault("game_over", "the game is over")
+    if not 0 <= seat < state.seats or state.counts[seat] == 0:
+        return _fault("unknown_player", "that player has no dice in this game")
+    if state.phase == "bidding":
+        return _fault("round_unfinished", "a player's cup stays on the table until the round ends")
+    return None
+
+
 def _raise(err: RuleError | None) -> None:
     if err is not None:
         raise err
@@ -340,11 +357,61 @@ def apply(state: State, action: Action) -> State:
                 shown=_set(state.shown, seat, state.shown[seat] + tuple(reveal)),
                 last_was_bid=False,
             )
+        case Resign(seat=seat):
+            _raise(resign_fault(state, seat))
+            return _resign(state, seat)
     raise TypeError(f"not an action: {action!r}")
 
 
 def _set(values: tuple, seat: int, value) -> tuple:
     return values[:seat] + (value,) + values[seat + 1 :]
+
+
+def _pay_bank(tokens: Tokens | None, winner: int | None) -> tuple[Tokens | None, int]:
+    """The tokens once `winner` (if any) takes the whole bank (RULES.md §6), and how much."""
+    if winner is None or tokens is None:
+        return tokens, 0
+    won = tokens.bank
+    balances = _set(tokens.balances, winner, tokens.balances[winner] + won)
+    return Tokens(bank=0, balances=balances), won
+
+
+def _resign(state: State, seat: int) -> State:
+    """`seat` leaves between rounds (RULES.md §6): eliminated, its payments stay in the bank;
+    the next opener moves on if it was them; the last player left wins and takes the bank.
+    The round just ended records it in `left` (and its `dice`, `tokens`, `bank_won`)."""
+    counts = _set(state.counts, seat, 0)
+    after = replace(state, counts=counts)
+    active = after.active
+    winner = active[0] if len(active) == 1 else None
+    tokens, won = _pay_bank(state.tokens, winner)
+    opener = state.opener if counts[state.opener] > 0 else next_active(after, state.opener)
+    results = state.results
+    if results:
+        last = results[-1]
+        payments = last.payments
+        if winner is not None and won and payments:
+            payments = _set(payments, winner, payments[winner] - won)
+        last = replace(
+            last,
+            dice=counts,
+            tokens=tokens if last.tokens is not None else None,
+            payments=payments,
+            bank_won=won,
+            left=(*last.left, seat),
+        )
+        results = (*results[:-1], last)
+    return replace(
+        after,
+        phase="over" if winner is not None else state.phase,
+        opener=opener,
+        turn=opener,
+        one_die_seat=None if state.one_die_seat == seat else state.one_die_seat,
+        eliminated=(*state.eliminated, seat),
+        winner=winner,
+        results=results,
+        tokens=tokens,
+    )
 
 
 def _roll(state: State, dice: tuple[tuple[int, ...], ...]) -> State:
@@ -422,10 +489,9 @@ def _resolve(state: State, caller: int, call: CallName) -> State:
     one_die = loser if loser is not None and counts[loser] == 1 else None
     active = after.active
     winner = active[0] if len(active) == 1 else None
-    if winner is not None and tokens is not None:
-        balances = _set(tokens.balances, winner, tokens.balances[winner] + tokens.bank)
-        payments[winner] -= tokens.bank
-        tokens = Tokens(bank=0, balances=balances)
+    tokens, won = _pay_bank(tokens, winner)
+    if winner is not None and won:
+        payments[winner] -= won
     result = RoundResult(
         opener=state.opener,
         special=state.special,
@@ -440,6 +506,7 @@ def _resolve(state: State, caller: int, call: CallName) -> State:
         hands=hands,
         tokens=tokens,
         payments=tuple(payments),
+        bank_won=won,
     )
     return replace(
         after,

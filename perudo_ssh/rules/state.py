@@ -99,7 +99,15 @@ class Reroll(Base, frozen=True, tag="reroll"):
     new_faces: tuple[int, ...]
 
 
-Action = Roll | PlaceBid | Call | DeclareCalzone | Reroll
+class Resign(Base, frozen=True, tag="resign"):
+    """`seat` left the table during the round just ended (RULES.md §6 "Leaving"): made by the
+    server once the round's call is made, never mid-round (the cup stays on the table until
+    the round ends; its dice count). The seat is eliminated; its payments stay in the bank."""
+
+    seat: int
+
+
+Action = Roll | PlaceBid | Call | DeclareCalzone | Reroll | Resign
 
 
 class Tokens(Base, frozen=True):
@@ -115,7 +123,10 @@ class RoundResult(Base, frozen=True):
     `counted` is the tally of `bid` under that round's rules; `loser`/`gainer` is the seat
     that lost or gained a die (or None); `dice` the dice counts after the round; `hands` every
     seat's faces at the call (hidden and shown), for the reveal; `payments` the tokens each
-    seat paid this round (negative = received)."""
+    seat paid this round (negative = received), the bank won by the winner included;
+    `bank_won` the tokens the winner took from the bank at the game's end (0 before);
+    `left` the seats that left during the round and were eliminated at its end (`Resign`,
+    RULES.md §6): `dice` already counts them out."""
 
     opener: int
     special: Special | None
@@ -130,6 +141,8 @@ class RoundResult(Base, frozen=True):
     hands: tuple[tuple[int, ...], ...]
     tokens: Tokens | None
     payments: tuple[int, ...] = ()
+    bank_won: int = 0
+    left: tuple[int, ...] = ()
 
 
 class BidEntry(Base, frozen=True):
