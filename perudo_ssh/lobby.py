@@ -15,10 +15,25 @@ import asyncio
 import itertools
 import logging
 import random
+import time
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 from perudo_ssh import protocol
+from perudo_ssh.admin_commands import ADMIN_COMMANDS, AdminCommands
+from perudo_ssh.chat import (
+    HISTORY,
+    MAX_CHAT_LENGTH,
+    MAX_RAW_LENGTH,
+    RATE_LINES,
+    RATE_SECONDS,
+    RateLimit,
+    clean_chat,
+)
+from perudo_ssh.i18n import N_
+from perudo_ssh.moderation import Moderation
 from perudo_ssh.session import Disconnected, FromSession, LobbySession
 from perudo_ssh.table import GameLog, Refusal, Table
 
@@ -26,6 +41,18 @@ log = logging.getLogger(__name__)
 
 BATCH = 64
 """Most inbox messages handled before the changes they made are sent out."""
+
+_MOVES = (
+    protocol.StartGame,
+    protocol.AddBot,
+    protocol.PlayAgain,
+    protocol.Ready,
+    protocol.MakeBid,
+    protocol.MakeCall,
+    protocol.DeclareCalzone,
+    protocol.ShowAndReroll,
+)
+"""Commands that move a table on: refused while an admin has it paused."""
 
 
 @dataclass(eq=False, slots=True)
@@ -36,6 +63,12 @@ class _Client:
     name: str
     table: int | None = None
     dropped: bool = False
+    chat: RateLimit = field(default_factory=RateLimit)  # how fast it may chat
+    # decided by the server at connect (the key, the configuration), never by the client
+    admin: bool = False
+    address: str | None = None  # the client's IP address
+    account_id: int | None = None  # the key's account (None: a guest, or no store)
+    watching_admin: bool = False  # an admin with the admin screen open
 
     @property
     def id(self) -> int:
@@ -46,6 +79,9 @@ class _Client:
 @dataclass(frozen=True, slots=True)
 class _Connect:
     session: LobbySession
+    admin: bool = False
+    address: str | None = None
+    account_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +104,8 @@ class Lobby:
     `bot_delay` is the range of a bot's pause before acting, in seconds; `reveal_timeout`
     how long the reveal after a call waits for `Ready`; `outbox_size` each session's outbox
     bound, in events; `rng` rolls every die and drives the bots; `on_game_over(table, log)`,
-    if given, is called inside the actor when a game ends (keep it quick).
+    if given, is called inside the actor when a game ends (keep it quick); `moderation`
+    holds the bans, mutes and audit log (a memory-only one by default; issue 4, item 6).
     """
 
     def __init__(
@@ -79,12 +116,16 @@ class Lobby:
         outbox_size: int = 256,
         rng: random.Random | None = None,
         on_game_over: Callable[[Table, GameLog], None] | None = None,
+        moderation: Moderation | None = None,
     ) -> None:
         self.bot_delay = bot_delay
         self.reveal_timeout = reveal_timeout
         self.outbox_size = outbox_size
         self.rng = rng or random.Random()
         self.on_game_over = on_game_over
+        self.moderation = moderation if moderation is not None else Moderation()
+        self.paused: set[int] = set()  # tables an admin paused: nothing moves, no timer
+        self._admin = AdminCommands(self)
         self.tables: dict[int, Table] = {}
         self._inbox: asyncio.Queue[object] = asyncio.Queue()
         self._clients: dict[int, _Client] = {}
@@ -95,6 +136,11 @@ class Lobby:
         self._lobby_pending: set[int] = set()
         self._changed: dict[int, None] = {}  # ids of tables to send at the end of the batch
         self._drops: list[_Client] = []
+        # the last chat lines said in the lobby (key None) and at each table (its id)
+        self._chat: dict[int | None, deque[protocol.ChatLine]] = {}
+        self._chat_ids = itertools.count(1)
+        self.chat_clock: Callable[[], float] = time.monotonic
+        """The chat rate limit's clock, in seconds (tests may set another)."""
         self._task: asyncio.Task[None] | None = None
 
     # ---- public API ----------------------------------------------------------------------
@@ -110,13 +156,27 @@ class Lobby:
             return
         self._inbox.put_nowait(_Stop())
         await self._task
+        await self.moderation.drain()  # the audit rows, bans and mutes are all written
 
-    def connect(self, name: str, fingerprint: str | None = None) -> LobbySession:
-        """A new session asking for `name`; the actor answers `Welcome` (a unique name:
-        name, name-2, name-3…) then `LobbyState`."""
+    def connect(
+        self,
+        name: str,
+        fingerprint: str | None = None,
+        *,
+        admin: bool = False,
+        address: str | None = None,
+        account_id: int | None = None,
+    ) -> LobbySession:
+        """A new session asking for `name`, with key `fingerprint` (None: a guest); the
+        actor answers `Welcome` (a unique name: name, name-2, name-3…) then `LobbyState`.
+
+        `admin` (the server decided it from the key and the configuration; admin commands
+        from anyone else are refused), `address` (the client's IP address: address bans
+        end it) and `account_id` (the key's account: mutes are an account's) are for
+        moderation (issue 4, item 6)."""
         outbox: asyncio.Queue[bytes] = asyncio.Queue(maxsize=self.outbox_size)
         session = LobbySession(next(self._sids), name, outbox, self._inbox.put_nowait, fingerprint)
-        self._inbox.put_nowait(_Connect(session))
+        self._inbox.put_nowait(_Connect(session, admin, address, account_id))
         return session
 
     # ---- the actor loop ------------------------------------------------------------------
@@ -152,17 +212,22 @@ class Lobby:
                 try:
                     self._on_command(client, command)
                 except Refusal as refusal:
-                    self._send(client, protocol.Refused(code=refusal.code, message=refusal.message))
+                    self._send(
+                        client,
+                        protocol.Refused(
+                            code=refusal.code, message=refusal.message, args=refusal.message_args
+                        ),
+                    )
                 except Exception:
                     log.exception("lobby: error handling %r from %s", command, client.name)
                     self._send(
                         client,
                         protocol.Refused(
-                            code="bad_command", message="the server could not do that"
+                            code="bad_command", message=N_("the server could not do that")
                         ),
                     )
-            case _Connect(session=session):
-                self._on_connect(session)
+            case _Connect():
+                self._on_connect(message)
             case Disconnected(sid=sid):
                 client = self._clients.get(sid)
                 if client is not None:
@@ -178,7 +243,7 @@ class Lobby:
         self._timers.clear()
         for client in self._clients.values():
             if not client.dropped:
-                client.session.end("server stopping")
+                client.session.end(N_("server stopping"))
         self._clients.clear()
         self.tables.clear()
 
@@ -197,7 +262,7 @@ class Lobby:
         """Drop the sessions found too slow: outbox cleared, `Goodbye`, seat left."""
         while self._drops:
             client = self._drops.pop(0)
-            client.session.end("too slow")
+            client.session.end(N_("too slow"))
             log.info("lobby: dropped %s (outbox full)", client.name)
             self._guarded(self._remove, client)
 
@@ -212,6 +277,7 @@ class Lobby:
                 if tid in self.tables:
                     self._guarded(self._broadcast, self.tables[tid])
             self._guarded(self._flush_lobby)
+            self._guarded(self._admin.flush)
             if not self._drops:
                 return
             self._settle_drops()
@@ -248,24 +314,33 @@ class Lobby:
                 if sid in self._clients:
                     self._deliver(self._clients[sid], data)
 
-    def _notice(self, table: Table, text: str) -> None:
-        data = protocol.encode(protocol.Notice(text=text))
+    def _notice(self, table: Table, text: str, **args: str | int) -> None:
+        """Tell everyone at `table` `text` (an `N_` message id) with its named `args`."""
+        data = protocol.encode(protocol.Notice(text=text, args=args))
         for sid in table.sessions():
             if sid in self._clients:
                 self._deliver(self._clients[sid], data)
 
     # ---- sessions ------------------------------------------------------------------------
 
-    def _on_connect(self, session: LobbySession) -> None:
-        wanted = session.name.strip() or "player"
+    def _on_connect(self, connect: _Connect) -> None:
+        session = connect.session
+        wanted = clean_chat(session.name) or "player"  # no control character in a name
         taken = {c.name.casefold() for c in self._clients.values()}
         name, n = wanted, 2
         while name.casefold() in taken:
             name, n = f"{wanted}-{n}", n + 1
-        client = _Client(session=session, name=name)
+        client = _Client(
+            session=session,
+            name=name,
+            admin=connect.admin,
+            address=connect.address,
+            account_id=connect.account_id,
+        )
         self._clients[session.id] = client
-        self._send(client, protocol.Welcome(name=name))
+        self._send(client, protocol.Welcome(name=name, admin=client.admin))
         self._lobby_pending.add(session.id)
+        self._send_chat_history(client)
 
     def _remove(self, client: _Client) -> None:
         """The session is gone (disconnected or dropped): disconnect = leave."""
@@ -273,10 +348,13 @@ class Lobby:
             self._leave(client)
         self._clients.pop(client.id, None)
         self._lobby_pending.discard(client.id)
+        self.moderation.forget_session(client.id)
 
     # ---- commands ------------------------------------------------------------------------
 
     def _on_command(self, client: _Client, command: object) -> None:
+        if isinstance(command, _MOVES) and client.table in self.paused:
+            raise Refusal("paused", N_("an admin paused this table; wait until it resumes"))
         match command:
             case protocol.CreateTable():
                 self._create(client, command)
@@ -286,29 +364,33 @@ class Lobby:
                 self._spectate(client, tid)
             case protocol.LeaveTable():
                 if client.table is None:
-                    raise Refusal("not_seated", "you are not at a table")
+                    raise Refusal("not_seated", N_("you are not at a table"))
                 self._leave(client)
             case protocol.StartGame():
                 table = self._creators_waiting_table(client)
                 if len(table.seats) < 2:
-                    raise Refusal("bad_command", "a game needs at least 2 players seated")
+                    raise Refusal("bad_command", N_("a game needs at least 2 players seated"))
                 table.start(self.rng)
                 self._after_change(table)
             case protocol.AddBot():
                 table = self._creators_waiting_table(client)
                 if len(table.seats) >= table.size:
-                    raise Refusal("table_full", "every seat is taken")
+                    raise Refusal("table_full", N_("every seat is taken"))
                 table.add_bot(self.rng)
                 self._after_change(table)
             case protocol.PlayAgain():
                 table, seat = self._my_seat(client)
                 if table.status != "over":
-                    raise Refusal("bad_command", "the game is not over")
+                    raise Refusal("bad_command", N_("the game is not over"))
                 if seat not in table.play_again:  # asking twice changes nothing
                     table.play_again.add(seat)
                     self._after_change(table)
             case protocol.Ready(round=round_):
                 self._ready(client, round_)
+            case protocol.Say(text=text):
+                self._say(client, text)
+            case _ if isinstance(command, ADMIN_COMMANDS):
+                self._admin.handle(client, command)  # refused unless client.admin
             case (
                 protocol.MakeBid()
                 | protocol.MakeCall()
@@ -332,11 +414,12 @@ class Lobby:
         self._require_no_table(client)
         table = self._table(tid)
         if table.status != "waiting":
-            raise Refusal("table_full", "that table is not waiting for players; you may watch")
+            raise Refusal("table_full", N_("that table is not waiting for players; you may watch"))
         if len(table.seats) >= table.size:
-            raise Refusal("table_full", "every seat is taken")
+            raise Refusal("table_full", N_("every seat is taken"))
         table.sit(client.id, client.name)
         client.table = tid
+        self._send_chat_history(client)
         self._after_change(table)
 
     def _spectate(self, client: _Client, tid: int) -> None:
@@ -344,29 +427,45 @@ class Lobby:
         table = self._table(tid)
         table.spectators.append(client.id)
         client.table = tid
+        self._send_chat_history(client)
         self._changed[tid] = None
 
     def _leave(self, client: _Client) -> None:
-        """`client` leaves its table (RULES: a bot takes a seat mid-game)."""
+        """`client` leaves its table: mid-game a bot takes the seat, except at a club table,
+        where the cup stays until the round ends and the player is then out (RULES.md §6;
+        `Table.leave`). A leave that ends the game is reported like a move that does."""
         assert client.table is not None
         table = self.tables[client.table]
         client.table = None
+        was = table.status
         what = table.leave(client.id)
         self._send(client, protocol.LeftTable())
         self._lobby_pending.add(client.id)
+        self._send_chat_history(client)
+        if was == "playing" and table.status == "over" and self.on_game_over is not None:
+            assert table.log is not None
+            self._guarded(self.on_game_over, table, table.log)
         if table.deserted:
             self._close(table)
             return
         if what == "bot":
-            self._notice(table, f"{client.name} left; a bot plays their seat")
+            self._notice(table, N_("{name} left; a bot plays their seat"), name=client.name)
         elif what in ("freed", "gone", "out"):
-            self._notice(table, f"{client.name} left the table")
+            self._notice(table, N_("{name} left the table"), name=client.name)
+        elif what == "leaving":
+            self._notice(
+                table,
+                N_("{name} left; their cup stays until the round ends, then they are out"),
+                name=client.name,
+            )
+        elif what == "resigned":
+            self._notice(table, N_("{name} left and is out of the game"), name=client.name)
         self._after_change(table)
 
     def _ready(self, client: _Client, round_: int) -> None:
         """`Ready(round)`: see `Table.confirm`. A spectator's or a late one is ignored."""
         if client.table is None:
-            raise Refusal("not_seated", "you are not at a table")
+            raise Refusal("not_seated", N_("you are not at a table"))
         table = self.tables[client.table]
         seat = table.seat_of(client.id)
         if seat is not None and table.confirm(seat, round_):
@@ -374,30 +473,92 @@ class Lobby:
 
     def _require_no_table(self, client: _Client) -> None:
         if client.table is not None:
-            raise Refusal("bad_command", "leave your table first")
+            raise Refusal("bad_command", N_("leave your table first"))
 
     def _table(self, tid: int) -> Table:
         table = self.tables.get(tid)
         if table is None:
-            raise Refusal("no_table", "there is no such table")
+            raise Refusal("no_table", N_("there is no such table"))
         return table
 
     def _my_seat(self, client: _Client) -> tuple[Table, int]:
         table = self.tables.get(client.table) if client.table is not None else None
         seat = None if table is None else table.seat_of(client.id)
         if table is None or seat is None:
-            raise Refusal("not_seated", "you are not seated at a table")
+            raise Refusal("not_seated", N_("you are not seated at a table"))
         return table, seat
 
     def _creators_waiting_table(self, client: _Client) -> Table:
         if client.table is None:
-            raise Refusal("not_seated", "you are not at a table")
+            raise Refusal("not_seated", N_("you are not at a table"))
         table = self.tables[client.table]
         if table.creator != client.id:
-            raise Refusal("not_creator", "only the table's creator may do that")
+            raise Refusal("not_creator", N_("only the table's creator may do that"))
         if table.status != "waiting":
-            raise Refusal("bad_command", "the game has already started")
+            raise Refusal("bad_command", N_("the game has already started"))
         return table
+
+    # ---- chat (issue 4, item 5) ----------------------------------------------------------
+
+    def _muted(self, client: _Client) -> str | None:
+        """Why `client` may not chat now ("" for no reason given), or None: it may."""
+        mute = self.moderation.muted(client.account_id, client.id)  # an admin's Mute
+        return None if mute is None else mute.reason
+
+    def _say(self, client: _Client, text: str) -> None:
+        """`Say(text)`: the cleaned line goes to everyone where `client` is — its table's
+        players and spectators, or everyone in the lobby — the speaker included, and into
+        that scope's history. Refused, changing nothing (the rate limit included), when
+        `client` is muted, when nothing printable is left, when it is too long; refused when
+        it comes too fast (that costs nothing either)."""
+        reason = self._muted(client)
+        if reason:
+            raise Refusal("muted", N_("you may not chat: {reason}"), {"reason": reason})
+        if reason is not None:
+            raise Refusal("muted", N_("you may not chat now"))
+        if not isinstance(text, str) or len(text) > MAX_RAW_LENGTH:
+            raise Refusal(
+                "chat_too_long", N_("a chat line is at most {n} characters"), {"n": MAX_CHAT_LENGTH}
+            )
+        line = clean_chat(text)
+        if line is None:
+            raise Refusal("chat_empty", N_("a chat line needs some text"))
+        if len(line) > MAX_CHAT_LENGTH:
+            raise Refusal(
+                "chat_too_long", N_("a chat line is at most {n} characters"), {"n": MAX_CHAT_LENGTH}
+            )
+        if not client.chat.allow(self.chat_clock()):
+            raise Refusal(
+                "chat_rate",
+                N_("slow down: at most {lines} chat lines every {seconds} seconds"),
+                {"lines": RATE_LINES, "seconds": round(RATE_SECONDS)},
+            )
+        table = self.tables.get(client.table) if client.table is not None else None
+        said = protocol.ChatLine(
+            id=next(self._chat_ids),
+            scope="lobby" if table is None else "table",
+            table=None if table is None else table.id,
+            name=client.name,
+            text=line,
+        )
+        scope = None if table is None else table.id
+        self._chat.setdefault(scope, deque(maxlen=HISTORY)).append(said)
+        if table is not None:
+            listeners = [self._clients[sid] for sid in table.sessions() if sid in self._clients]
+        else:
+            listeners = [c for c in self._clients.values() if c.table is None]
+        data = protocol.encode(said)
+        for listener in listeners:
+            self._deliver(listener, data)
+
+    def _send_chat_history(self, client: _Client) -> None:
+        """The last lines said where `client` has just arrived (its table, or the lobby),
+        if any."""
+        lines = self._chat.get(client.table)
+        if lines:
+            scope: Literal["lobby", "table"] = "lobby" if client.table is None else "table"
+            history = protocol.ChatHistory(scope=scope, table=client.table, lines=tuple(lines))
+            self._send(client, history)
 
     # ---- the game flow -------------------------------------------------------------------
 
@@ -413,9 +574,13 @@ class Lobby:
 
     def _after_change(self, table: Table) -> None:
         """Move the table on as far as it goes by itself, set its timer, and mark it to be
-        sent to everyone at it at the end of the batch."""
-        table.advance(self.rng)
+        sent to everyone at it at the end of the batch. A paused table only gets sent:
+        it moves on, and its timer is set, once an admin resumes it."""
         self._changed[table.id] = None
+        if table.id in self.paused:
+            self._cancel_timer(table.id)
+            return
+        table.advance(self.rng)
         self._schedule(table)
 
     def _schedule(self, table: Table) -> None:
@@ -455,14 +620,21 @@ class Lobby:
                 table.roll(self.rng)
             self._after_change(table)
 
-    def _close(self, table: Table) -> None:
-        """Close a table nobody plays at or watches; its bots stop."""
+    def _close(
+        self, table: Table, text: str = N_("table {table} closed"), **args: str | int
+    ) -> None:
+        """Close a table nobody plays at or watches, or one an admin closes; its bots stop.
+        Everyone still at it goes back to the lobby, told `text` (an `N_` message id with
+        `{table}`, the table's name, and `args`)."""
         self._cancel_timer(table.id)
+        self.paused.discard(table.id)
         self.tables.pop(table.id, None)
+        self._chat.pop(table.id, None)
         for sid in table.sessions():
             client = self._clients.get(sid)
             if client is not None:
                 client.table = None
-                self._send(client, protocol.Notice(text=f"table {table.name} closed"))
+                self._send(client, protocol.Notice(text=text, args={"table": table.name, **args}))
                 self._send(client, protocol.LeftTable())
                 self._lobby_pending.add(sid)
+                self._send_chat_history(client)

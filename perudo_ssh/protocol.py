@@ -12,7 +12,7 @@ from typing import Literal
 
 import msgspec
 
-from perudo_ssh.rules import GameView
+from perudo_ssh.rules import GameView, Options
 
 
 class Message(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -23,17 +23,22 @@ class Message(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
 
 class CreateTable(Message, frozen=True, tag=True):
-    """Create a table and sit at its first seat (RULES.md §7 presets).
+    """Create a table and sit at its first seat (RULES.md §7: a preset, every option may be
+    overridden per table).
 
-    `seats` 2–6 in all, `bots` of them filled by bots at once (0 to seats−1); `calza`
-    overrides the preset's calza mode ("off", "on-turn", "anytime") or keeps it when None;
-    `name` is shown in the lobby (defaults to the creator's name)."""
+    `seats` 2–6 in all, `bots` of them filled by bots at once (0 to seats−1); `options`
+    overrides the preset's options by RULES.md option name (`{"calza": "on-turn",
+    "stake": 5}`; rules/options.py `options_for`, checked again by the lobby, refused as
+    "bad_options"); `name` is shown in the lobby (defaults to the creator's name); `rated`:
+    its finished games update the ratings of the account holders who played
+    (`perudo_ssh.ratings.is_rated`; issue 4, not a rule of RULES.md)."""
 
     preset: str = "classic"
     seats: int = 4
     bots: int = 2
-    calza: str | None = None
+    options: dict[str, str | int | bool] = msgspec.field(default_factory=dict)
     name: str | None = None
+    rated: bool = True
 
 
 class JoinTable(Message, frozen=True, tag=True):
@@ -49,7 +54,8 @@ class SpectateTable(Message, frozen=True, tag=True):
 
 
 class LeaveTable(Message, frozen=True, tag=True):
-    """Back to the lobby. Mid-game, a bot takes the seat so the game goes on."""
+    """Back to the lobby. Mid-game, a bot takes the seat so the game goes on; at a club
+    table the cup stays until the round ends, then the player is out (RULES.md §6)."""
 
 
 class StartGame(Message, frozen=True, tag=True):
@@ -93,6 +99,120 @@ class ShowAndReroll(Message, frozen=True, tag=True):
     reveal: tuple[int, ...]
 
 
+class Say(Message, frozen=True, tag=True):
+    """Say `text` in the chat where this session is: its table's (players and spectators)
+    or, away from a table, the lobby's. The lobby cleans it (`perudo_ssh.chat.clean_chat`:
+    no control character or escape sequence survives) and refuses, changing nothing: "muted",
+    "chat_empty" (nothing printable), "chat_too_long" (over `chat.MAX_CHAT_LENGTH`
+    characters once cleaned), "chat_rate" (over `chat.RATE_LINES` lines every
+    `chat.RATE_SECONDS` seconds)."""
+
+    text: str
+
+
+# ---- admin commands (issue 4, item 6) -------------------------------------------------------
+# The lobby carries them out for a session it knows is an admin (the server decides, from the
+# key and the configuration: `Lobby.connect(admin=...)`); from anyone else each is refused as
+# "not_admin" and changes nothing. A `session` is an `AdminSession.id`; `seconds` a duration
+# (None: for ever); reasons and announcements are plain text, never markup.
+
+
+class WatchAdmin(Message, frozen=True, tag=True):
+    """Admins: send me `AdminState` now and whenever it changes (`on`), or no more."""
+
+    on: bool = True
+
+
+class Kick(Message, frozen=True, tag=True):
+    """Admins: end session `session`; its `Goodbye` gives `reason` (required)."""
+
+    session: int
+    reason: str
+
+
+class Ban(Message, frozen=True, tag=True):
+    """Admins: ban a `kind` "key" or "address" for `seconds` (None: for ever) with `reason`
+    (required), shown to the banned when they log in. The key or address is live session
+    `session`'s, or `value` (a SHA256 fingerprint, an IP address) when `session` is None.
+    Every live session of that key or address is ended."""
+
+    kind: Literal["key", "address"]
+    reason: str
+    session: int | None = None
+    value: str | None = None
+    seconds: int | None = None
+
+
+class Unban(Message, frozen=True, tag=True):
+    """Admins: lift ban `ban` (a `BanRow.id`) now."""
+
+    ban: int
+
+
+class Mute(Message, frozen=True, tag=True):
+    """Admins: mute session `session`'s chat for `seconds` (None: for ever) with `reason`
+    (required). A key's mute is its account's and is stored; a guest's lasts the session."""
+
+    session: int
+    reason: str
+    seconds: int | None = None
+
+
+class Unmute(Message, frozen=True, tag=True):
+    """Admins: lift every mute on session `session`'s chat."""
+
+    session: int
+
+
+class RemovePlayer(Message, frozen=True, tag=True):
+    """Admins: send session `session` from its table back to the lobby, as if it left
+    (RULES.md §6: mid-game a bot takes the seat)."""
+
+    session: int
+    reason: str = ""
+
+
+class PauseTable(Message, frozen=True, tag=True):
+    """Admins: pause table `table`: moves are refused and its timers (bots, the reveal) wait
+    until `ResumeTable`."""
+
+    table: int
+    reason: str = ""
+
+
+class ResumeTable(Message, frozen=True, tag=True):
+    """Admins: table `table` plays on."""
+
+    table: int
+
+
+class CloseTable(Message, frozen=True, tag=True):
+    """Admins: close table `table`; everyone at it goes back to the lobby, told why."""
+
+    table: int
+    reason: str = ""
+
+
+class Announce(Message, frozen=True, tag=True):
+    """Admins: tell every session `text` (an `Announcement`)."""
+
+    text: str
+
+
+AdminCommand = (
+    WatchAdmin
+    | Kick
+    | Ban
+    | Unban
+    | Mute
+    | Unmute
+    | RemovePlayer
+    | PauseTable
+    | ResumeTable
+    | CloseTable
+    | Announce
+)
+
 Command = (
     CreateTable
     | JoinTable
@@ -106,6 +226,8 @@ Command = (
     | MakeCall
     | DeclareCalzone
     | ShowAndReroll
+    | Say
+    | AdminCommand
 )
 
 
@@ -114,7 +236,9 @@ Command = (
 
 class TableSummary(Message, frozen=True):
     """One table in the lobby list: `status` "waiting", "playing" or "over"; `players` the
-    names seated (bots included); `free` seats still open."""
+    names seated (bots included); `free` seats still open; `options` the table's rules
+    (RULES.md §7: shown to everyone; `custom` is True when they differ from the preset's;
+    None only from a sender that does not say)."""
 
     id: int
     name: str
@@ -126,12 +250,16 @@ class TableSummary(Message, frozen=True):
     bots: int
     free: int
     spectators: int
+    options: Options | None = None
+    custom: bool = False
 
 
 class Welcome(Message, frozen=True, tag=True):
-    """Sent once on connect: the unique name this session plays under."""
+    """Sent once on connect: the unique name this session plays under, and whether it is an
+    admin (the server decided it from the key; the admin screen is offered then)."""
 
     name: str
+    admin: bool = False
 
 
 class LobbyState(Message, frozen=True, tag=True):
@@ -155,7 +283,9 @@ class TableState(Message, frozen=True, tag=True):
     `me` is this session's seat (None for a spectator); `creator` the seat that may start;
     `game` the per-recipient `GameView` (None before the first game); `opening` the opening
     rolls of this game, one tuple of totals per roll-off (RULES.md §2.2); `waiting_for` the
-    names whose reveal confirmation the table waits for."""
+    names whose reveal confirmation the table waits for; `options` the table's rules (RULES.md
+    §7: every player and spectator sees them, before the first game too; None only from a
+    sender that does not say)."""
 
     id: int
     name: str
@@ -169,6 +299,7 @@ class TableState(Message, frozen=True, tag=True):
     opening: tuple[tuple[int | None, ...], ...] = ()
     play_again: tuple[str, ...] = ()
     waiting_for: tuple[str, ...] = ()
+    options: Options | None = None
 
 
 Args = dict[str, str | int]
@@ -177,9 +308,10 @@ Args = dict[str, str | int]
 
 class Refused(Message, frozen=True, tag=True):
     """A command was refused and changed nothing. `code` is a RECORD.md rule error code or a
-    lobby code ("no_table", "table_full", "not_creator", "not_seated", "bad_command");
-    `message` says why: an English message id (perudo_ssh.i18n) with `args`, translated by
-    the receiving session."""
+    lobby code ("no_table", "table_full", "not_creator", "not_seated", "bad_command",
+    "bad_options": rules that cannot be played, RULES.md §7; "not_admin": an admin command
+    from anyone else, "no_session", "paused": the table is paused); `message` says why: an
+    English message id (perudo_ssh.i18n) with `args`, translated by the receiving session."""
 
     code: str
     message: str
@@ -194,6 +326,28 @@ class Notice(Message, frozen=True, tag=True):
     args: Args = msgspec.field(default_factory=dict)
 
 
+class ChatLine(Message, frozen=True, tag=True):
+    """A chat line: `name` said `text` (cleaned plain text: shown as it is, never read as
+    markup) in `scope` "lobby" or "table" (then at table `table`). `id` grows with every line
+    said anywhere, so a session can tell a line it already shows."""
+
+    id: int
+    scope: Literal["lobby", "table"]
+    name: str
+    text: str
+    table: int | None = None
+
+
+class ChatHistory(Message, frozen=True, tag=True):
+    """The last chat lines of `scope` (at table `table`), oldest first, sent on arriving
+    there: in the lobby (connecting, or back from a table) or at a table (sitting or
+    watching). Only the lines of the last `chat.HISTORY`; never sent empty."""
+
+    scope: Literal["lobby", "table"]
+    lines: tuple[ChatLine, ...]
+    table: int | None = None
+
+
 class LeftTable(Message, frozen=True, tag=True):
     """This session is back in the lobby (it left, or its table closed)."""
 
@@ -206,7 +360,91 @@ class Goodbye(Message, frozen=True, tag=True):
     args: Args = msgspec.field(default_factory=dict)
 
 
-Event = Welcome | LobbyState | TableState | Refused | Notice | LeftTable | Goodbye
+class Announcement(Message, frozen=True, tag=True):
+    """An admin's announcement to every session: `text` (plain text, shown as it is, never
+    translated nor read as markup) and the admin's name `by`."""
+
+    text: str
+    by: str
+
+
+class AdminSession(Message, frozen=True):
+    """A live session as admins see it: `id` (the target of admin commands), `name`, key
+    `fingerprint` (None: a guest), `address` (the client's IP address), `table` it sits at or
+    watches (None: the lobby) and `place` there ("lobby", "seated", "watching"), whether it is
+    an `admin`, and its chat mute: `muted` reason and `muted_until` (unix seconds; None with a
+    reason: for ever)."""
+
+    id: int
+    name: str
+    fingerprint: str | None
+    address: str | None
+    table: int | None
+    place: str
+    admin: bool = False
+    muted: str | None = None
+    muted_until: float | None = None
+
+
+class AdminTable(Message, frozen=True):
+    """A table as admins see it: its `status` ("waiting", "playing", "over"), whether an
+    admin `paused` it, the `players` seated (bots included) and how many `spectators`."""
+
+    id: int
+    name: str
+    preset: str
+    status: str
+    paused: bool
+    players: tuple[str, ...]
+    spectators: int
+
+
+class AuditRow(Message, frozen=True):
+    """One admin action: `at` (unix seconds), `admin` (who), `action` (what: "kick", "ban",
+    …), `target` (whom or which table), `reason` (why), `detail` (anything more)."""
+
+    at: float
+    admin: str
+    action: str
+    target: str
+    reason: str = ""
+    detail: str = ""
+
+
+class BanRow(Message, frozen=True):
+    """A ban in force: `id` (for `Unban`), `kind` "key" or "address", `value` (fingerprint or
+    IP address), `reason`, `until` (unix seconds; None: for ever)."""
+
+    id: int
+    kind: str
+    value: str
+    reason: str
+    until: float | None
+
+
+class AdminState(Message, frozen=True, tag=True):
+    """Sent to admins only, while they watch (`WatchAdmin`): every live session, every
+    table, the last admin actions (newest first) and the bans in force (newest first)."""
+
+    sessions: tuple[AdminSession, ...]
+    tables: tuple[AdminTable, ...]
+    audit: tuple[AuditRow, ...]
+    bans: tuple[BanRow, ...] = ()
+
+
+Event = (
+    Welcome
+    | LobbyState
+    | TableState
+    | Refused
+    | Notice
+    | ChatLine
+    | ChatHistory
+    | LeftTable
+    | Goodbye
+    | Announcement
+    | AdminState
+)
 
 _encoder = msgspec.msgpack.Encoder()
 _event_decoder = msgspec.msgpack.Decoder(Event)

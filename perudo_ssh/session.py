@@ -79,12 +79,14 @@ class LobbySession:
             return False
         return True
 
-    def end(self, reason: str) -> None:
-        """The lobby ends this session: what was not read is dropped, `Goodbye(reason)` is
-        all that is left to read, and commands sent from now on are ignored."""
+    def end(self, reason: str, args: protocol.Args | None = None) -> None:
+        """The lobby ends this session: what was not read is dropped, `Goodbye(reason, args)`
+        (`reason` an English message id marked `N_`) is all that is left to read, and
+        commands sent from now on are ignored."""
         while not self.outbox.empty():
             self.outbox.get_nowait()
-        self.outbox.put_nowait(protocol.encode(protocol.Goodbye(reason=reason)))
+        goodbye = protocol.Goodbye(reason=reason, args=dict(args or {}))
+        self.outbox.put_nowait(protocol.encode(goodbye))
         self._closed = True
 
 

@@ -15,6 +15,8 @@ import random
 from dataclasses import dataclass, field
 
 from perudo_ssh import bots, protocol
+from perudo_ssh.chat import clean_chat
+from perudo_ssh.i18n import N_
 from perudo_ssh.record import Record, RecordBuilder
 from perudo_ssh.rules import (
     Action,
@@ -25,6 +27,7 @@ from perudo_ssh.rules import (
     OptionsError,
     PlaceBid,
     Reroll,
+    Resign,
     Roll,
     RuleError,
     State,
@@ -33,23 +36,28 @@ from perudo_ssh.rules import (
     observe,
     opening_leaders,
     options_for,
+    overrides_of,
 )
+from perudo_ssh.rules.options import check_options
 
 log = logging.getLogger(__name__)
 
 BOT_NAMES = ("Ana", "Luis", "Carmen", "Diego", "Lucia", "Mateo", "Sofia", "Pablo", "Elena")
-CALZA_MODES = ("off", "on-turn", "anytime")
 MAX_TABLE_NAME = 32
 
 
 class Refusal(Exception):
     """A command refused before it changed anything; the lobby sends it back as `Refused`.
-    `code` is a RECORD.md rule error code or a lobby code (protocol.Refused)."""
+    `code` is a RECORD.md rule error code or a lobby code (protocol.Refused); `message` an
+    English message id (`N_`) with its named `args`, or the engine's words for a rule code
+    (the session translates rule codes itself). The args are kept as `message_args`
+    (`Exception.args` is the exception's own tuple)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, args: protocol.Args | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.message_args: protocol.Args = dict(args or {})
 
 
 @dataclass(slots=True)
@@ -58,20 +66,28 @@ class Seat:
 
     `bot` is True when a bot plays it (from the start, or since its human left mid-game, the
     human's name kept). `gone` marks a human who left after game over: the seat still shows
-    the finished game and is freed when the next game is set up."""
+    the finished game and is freed when the next game is set up. `leaving` marks a human who
+    left mid-round at a club table (RULES.md §6): their cup stays, a bot makes their moves
+    until the round ends, then they are eliminated (`Resign`). `left_round` is the index of
+    the round in which the human left mid-game (their finishing place for the ratings,
+    `perudo_ssh.ratings.finishing_order`); None if nobody left this seat."""
 
     name: str
     sid: int | None
     bot: bool = False
     gone: bool = False
+    leaving: bool = False
+    left_round: int | None = None
 
 
 @dataclass(slots=True)
 class RoundLog:
-    """One round of a game log: the `Roll` dice by seat, then the actions in order."""
+    """One round of a game log: the `Roll` dice by seat, then the actions in order, then the
+    seats that left during it and were eliminated once it ended (`Resign`, RULES.md §6)."""
 
     dice: tuple[tuple[int, ...], ...]
     actions: list[Action] = field(default_factory=list)
+    left: list[int] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -80,7 +96,8 @@ class GameLog:
 
     `players` are the names in seat order, `first_opener` a seat, `opening` the opening
     roll-offs (totals by seat, None = did not roll; not replayed), `rounds` each round's
-    `Roll` dice and its player actions (`PlaceBid`, `Call`, `DeclareCalzone`, `Reroll`)."""
+    `Roll` dice, its player actions (`PlaceBid`, `Call`, `DeclareCalzone`, `Reroll`) and the
+    seats resigned after its call (`Resign`, the record's `left` extension)."""
 
     options: Options
     players: tuple[str, ...]
@@ -89,9 +106,11 @@ class GameLog:
     rounds: list[RoundLog] = field(default_factory=list)
 
     def add(self, action: Action) -> None:
-        """Record an action the engine accepted."""
+        """Record an action the engine accepted (a `Resign` after the first roll only)."""
         if isinstance(action, Roll):
             self.rounds.append(RoundLog(dice=action.dice))
+        elif isinstance(action, Resign):
+            self.rounds[-1].left.append(action.seat)
         else:
             self.rounds[-1].actions.append(action)
 
@@ -102,6 +121,8 @@ class GameLog:
             state = apply(state, Roll(dice=round_.dice))
             for action in round_.actions:
                 state = apply(state, action)
+            for seat in round_.left:
+                state = apply(state, Resign(seat=seat))
         return state
 
     def to_record(self) -> Record:
@@ -111,6 +132,8 @@ class GameLog:
             builder.add(Roll(dice=round_.dice))
             for action in round_.actions:
                 builder.add(action)
+            for seat in round_.left:
+                builder.add(Resign(seat=seat))
         return builder.record()
 
 
@@ -120,23 +143,25 @@ def roll_dice(rng: random.Random, count: int) -> tuple[int, ...]:
 
 
 def table_options(command: protocol.CreateTable) -> Options:
-    """The rules of a table asked for by `command` (RULES.md §7: a preset, calza overridden
-    where allowed). Raises `Refusal("bad_command", why)`."""
+    """The rules of a table asked for by `command` (RULES.md §7: a preset, any option
+    overridden per table), checked whatever the client checked. Raises
+    `Refusal("bad_command", why)` for seats or bots out of range, `Refusal("bad_options",
+    why, args)` for an unknown preset or option, a bad value, or options the table cannot
+    play (rules/options.py `check_options`, with the table's seats)."""
     if not 2 <= command.seats <= 6:
-        raise Refusal("bad_command", "a table has 2 to 6 seats")
+        raise Refusal("bad_command", N_("a table has 2 to 6 seats"))
     if not 0 <= command.bots < command.seats:
         raise Refusal(
-            "bad_command", f"a table of {command.seats} takes 0 to {command.seats - 1} bots"
+            "bad_command",
+            N_("a table of {seats} takes 0 to {most} bots"),
+            {"seats": command.seats, "most": command.seats - 1},
         )
-    if command.calza is not None and command.calza not in CALZA_MODES:
-        raise Refusal("bad_command", "calza is off, on-turn or anytime")
-    if command.preset == "club" and command.calza not in (None, "off"):
-        raise Refusal("bad_command", "the club rules play jonti, not calza")
-    overrides = {} if command.calza is None else {"calza": command.calza}
     try:
-        return options_for(command.preset, **overrides)
+        options = options_for(command.preset, **command.options)
+        check_options(options, seats=command.seats)
     except OptionsError as err:
-        raise Refusal("bad_command", str(err)) from None
+        raise Refusal("bad_options", err.message_id, err.message_args) from None
+    return options
 
 
 class Table:
@@ -160,6 +185,10 @@ class Table:
         self.ready: set[int] = set()  # seats that saw the reveal
         self.play_again: set[int] = set()  # seats that asked for another game
         self.epoch = 0  # bumped on every change; timers carry it to detect staleness
+        self.rated = True  # its games update the players' ratings (CreateTable.rated)
+        # seats a bot plays from the game's start: one kept from the last game may carry
+        # the name of the human it replaced, but its game is not that human's (ratings)
+        self.bots_at_start: frozenset[int] = frozenset()
 
     @classmethod
     def create(
@@ -168,8 +197,10 @@ class Table:
         """The table `command` asks for, session `sid` (called `name`) at seat 0, bots in
         the next seats. Raises `Refusal` for a table that cannot be made."""
         options = table_options(command)
-        title = (command.name or "").strip()[:MAX_TABLE_NAME] or name
+        # a table's name is the creator's own text, shown to everyone: cleaned like chat
+        title = (clean_chat(command.name or "") or "")[:MAX_TABLE_NAME].strip() or name
         table = cls(id, title, options, command.seats, creator=sid)
+        table.rated = command.rated
         table.sit(sid, name)
         for _ in range(command.bots):
             table.add_bot(rng)
@@ -236,7 +267,12 @@ class Table:
         """Session `sid` leaves. Returns what became of it: "spectator" (it watched),
         "freed" (waiting: its seat closed up), "bot" (mid-game: a bot took the seat),
         "out" (mid-game, with no dice left: nobody plays the seat), "gone" (game over: the
-        seat is freed for the next game), or "absent"."""
+        seat is freed for the next game), or "absent".
+
+        At a club table (RULES.md §6 "Leaving") a player with dice is not replaced: mid-round
+        their cup stays and a bot makes their moves until the round's call, then they are
+        eliminated ("leaving"); between rounds they are eliminated at once ("resigned"). Their
+        payments stay in the bank; the game may end there (then `status` is "over")."""
         self.epoch += 1
         if sid in self.spectators:
             self.spectators.remove(sid)
@@ -256,7 +292,17 @@ class Table:
             self.seats[seat].sid = None
             self.seats[seat].bot = True
             assert self.state is not None
-            return "bot" if self.state.counts[seat] > 0 else "out"
+            if self.state.counts[seat] > 0:
+                self.seats[seat].left_round = self.state.round_index
+            if self.state.counts[seat] == 0:
+                return "out"
+            if self.options.preset != "club":
+                return "bot"
+            if self.state.phase == "bidding":
+                self.seats[seat].leaving = True
+                return "leaving"
+            self.act(Resign(seat=seat))
+            return "resigned"
         self.seats[seat].sid = None
         self.seats[seat].gone = True
         return "gone"
@@ -267,6 +313,9 @@ class Table:
         """Start a game with the seats taken: opening roll-offs (RULES.md §2.2), then the
         first round's roll. Seats freed after the last game are dropped first."""
         self.seats = [seat for seat in self.seats if not seat.gone]
+        for seat in self.seats:
+            seat.left_round = None  # of the last game
+        self.bots_at_start = frozenset(i for i, seat in enumerate(self.seats) if seat.bot)
         self.size = len(self.seats)
         contenders: tuple[int, ...] = tuple(range(self.size))
         rolls: list[tuple[int | None, ...]] = []
@@ -300,11 +349,20 @@ class Table:
         self.ready.clear()
 
     def act(self, action: Action) -> None:
-        """Apply `action` to the game, log it; raises RuleError (then nothing changed)."""
+        """Apply `action` to the game, log it; raises RuleError (then nothing changed).
+
+        When it ends a round, the seats leaving mid-round are eliminated (RULES.md §6)."""
         assert self.state is not None and self.log is not None
         self.state = apply(self.state, action)
         self.log.add(action)
         self.epoch += 1
+        if self.state.phase != "bidding":
+            for seat, place in enumerate(self.seats):
+                if place.leaving:
+                    place.leaving = False
+                    if self.state.phase == "rolling" and self.state.counts[seat] > 0:
+                        self.state = apply(self.state, Resign(seat=seat))
+                        self.log.add(Resign(seat=seat))
         if self.state.phase == "over":
             self.status = "over"
 
@@ -325,7 +383,7 @@ class Table:
         """`seat` plays `command` (a bid, a call, a calzone, a show-and-reroll whose new faces
         `rng` rolls). Raises `Refusal` with the engine's code; then nothing changed."""
         if self.state is None or self.status == "waiting":
-            raise Refusal("bad_command", "the game has not started")
+            raise Refusal("bad_command", N_("the game has not started"))
         try:
             self.act(self.action_for(command, seat, rng))
         except RuleError as err:
@@ -347,7 +405,8 @@ class Table:
         raise TypeError(f"not a play command: {command!r}")
 
     def bot_move(self, rng: random.Random) -> None:
-        """The bot to act (if any) moves, deciding from its own view only."""
+        """The bot to act (if any) moves, deciding from its own view only; right after its
+        bid it may show and reroll (RULES.md §6, `bots.show_after_bid`)."""
         seat = self.bot_to_move()
         if seat is None or self.state is None:
             return
@@ -366,6 +425,13 @@ class Table:
                 else PlaceBid(seat=seat, bid=choices.bids[0])
             )
             self.act(fallback)
+        if self.state.phase == "bidding" and self.state.last_action_seat == seat:
+            shown = bots.show_after_bid(observe(self.state, seat), rng)
+            if shown is not None:
+                try:
+                    self.act(self.action_for(shown, seat, rng))
+                except RuleError:  # optional: the bid stands without it
+                    log.exception("table %s: bot at seat %s chose %r", self.id, seat, shown)
 
     def confirm(self, seat: int, round_: int) -> bool:
         """`seat` saw the reveal of round `round_`: the finished round's index (that of
@@ -431,6 +497,7 @@ class Table:
             opening=self.opening,
             play_again=tuple(self.seats[i].name for i in sorted(self.play_again)),
             waiting_for=tuple(self.seats[i].name for i in self.waiting_for()),
+            options=self.options,
         )
 
     def summary(self) -> protocol.TableSummary:
@@ -446,4 +513,6 @@ class Table:
             bots=sum(1 for seat in self.seats if seat.bot),
             free=self.free,
             spectators=len(self.spectators),
+            options=self.options,
+            custom=bool(overrides_of(self.options)),
         )

@@ -5,6 +5,10 @@ a `LobbyEventArrived` message, `on_lobby_event_arrived` routes it to the screens
 `send` is the one place a UI intention becomes a lobby command. Nothing here may act on the
 server machine (TEXTUAL-OVER-SSH.md trap 6): no command palette, URLs, screenshots or
 suspend.
+
+Every text is in the session's language (`tr`, a `perudo_ssh.i18n.Translator`): the lobby's
+`Notice`, `Refused` and `Goodbye` carry English message ids with their args and are translated
+here; F2 switches language at any time (`action_language`).
 """
 
 from __future__ import annotations
@@ -17,38 +21,73 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from perudo_ssh import protocol
+from perudo_ssh.i18n import LANGUAGE_NAMES, LANGUAGES, N_, Terms, Translator, next_language
+from perudo_ssh.i18n import translator as translator_for
+from screens.admin import AdminScreen
+from screens.chat import ChatLogs, chat_arrived
 from screens.help import HelpScreen
 from screens.lobby import LobbyScreen
 from screens.messages import LobbyEventArrived, Send
+from screens.refusals import refusal_text, say
+from screens.rules import RulesScreen
 from screens.table import TableScreen
 
 if TYPE_CHECKING:
     from perudo_ssh.session import LobbySession
+    from perudo_ssh.store import Account, Store
 
 log = logging.getLogger(__name__)
 
-LOST = "The connection to the lobby was lost."
+LOST = N_("The connection to the lobby was lost.")
 REFUSAL_SECONDS = 3.5
 """How long a refusal stays on screen: long enough to read, short enough not to cover play."""
+ARRIVAL_SECONDS = 12.0
+"""How long the notice on arrival (a name taken, a guest) stays on screen."""
+ANNOUNCEMENT_SECONDS = 15.0
+"""How long an admin's announcement stays on screen."""
 
 
 class PerudoApp(App[str | None]):
     """Perudo for one player: the lobby, the table they sit at or watch, dialogs.
 
-    `return_value` after exit is the Goodbye reason, if the lobby ended the session."""
+    `language` is one of `perudo_ssh.i18n.LANGUAGES` (anything else reads English); `tr`
+    translates into it, for every screen. `return_value` after exit is the Goodbye reason
+    (the English message id), if the lobby ended the session."""
 
     CSS_PATH = "perudo.tcss"
     TITLE = "perudo-ssh"
     ENABLE_COMMAND_PALETTE = False
-    BINDINGS = [Binding("question_mark", "help", "Help", key_display="?")]
+    BINDINGS = [
+        Binding("question_mark", "help", N_("Help"), key_display="?"),
+        # shown by the lobby's footer only: the table's footer has no room to spare
+        Binding("f2", "language", N_("Language"), key_display="F2", show=False),
+        # the rules panel, for every player and spectator (RULES.md §7); listed in the help
+        Binding("i", "rules", N_("Rules"), show=False),
+        # the admin screen: offered to admins only (`check_action`); the lobby checks again
+        Binding("A,ctrl+a", "admin", N_("Admin"), key_display="A", show=False),
+    ]
 
-    def __init__(self, session: LobbySession) -> None:
+    def __init__(self, session: LobbySession, language: str = "en") -> None:
         super().__init__()
+        self.language = language if language in LANGUAGES else "en"
+        self.tr: Translator = translator_for(self.language)
         self.session = session
         self.player_name: str = session.name
         self.lobby: protocol.LobbyState | None = None
         self.table: protocol.TableState | None = None
         self._lobby_pending = False
+        # Set by the server's app factory (perudo_ssh/serve.py) for a session with a store:
+        self.store: Store | None = None
+        """The server's store (`perudo_ssh.store`); screens await it in workers."""
+        self.account: Account | None = None
+        """The account this session's key signs in as; None for a guest."""
+        self.arrival_notice: tuple[str, dict[str, str | int]] | None = None
+        """Told once the app starts (`Login.notice`): an `N_` message id and its args."""
+        self.chat = ChatLogs()
+        """The chat lines read so far, in the lobby and at the table (screens/chat.py)."""
+        self.admin = False
+        """Whether the lobby said this session is an admin's (`Welcome.admin`): the admin
+        screen is offered then. The lobby refuses admin commands from anyone else anyway."""
 
     # ---- lifecycle -----------------------------------------------------------------------
 
@@ -57,6 +96,9 @@ class PerudoApp(App[str | None]):
 
     def on_mount(self) -> None:
         self.run_worker(self._receive(), name="lobby-events", exit_on_error=False)
+        if self.arrival_notice is not None:
+            text, args = self.arrival_notice
+            self.notify(say(self.tr, text, args), markup=False, timeout=ARRIVAL_SECONDS)
 
     def on_unmount(self) -> None:
         self.session.close()
@@ -86,9 +128,13 @@ class PerudoApp(App[str | None]):
     def on_lobby_event_arrived(self, message: LobbyEventArrived) -> None:
         message.stop()
         match message.event:
-            case protocol.Welcome(name=name):
+            case protocol.Welcome(name=name, admin=admin):
                 self.player_name = name
                 self._lobby_screen().show_welcome(name)
+                if admin and not self.admin:
+                    self.admin = True
+                    self.screen.refresh_bindings()
+                    self.notify(self.tr._("You are an admin: A opens the admin screen."))
             case protocol.LobbyState() as lobby:
                 # A burst of lobby states already queued is drawn once, with the last one.
                 self.lobby = lobby
@@ -103,18 +149,41 @@ class PerudoApp(App[str | None]):
                     self.clear_notifications()
                 self.table = table
                 self._table_screen().show(table)
-            case protocol.Refused(message=text):
+            case protocol.Refused(code=code, message=text, args=args):
                 self.notify(
-                    text, title="Refused", severity="warning", markup=False, timeout=REFUSAL_SECONDS
+                    refusal_text(self.tr, code, text, args, self.terms()),
+                    title=self.tr._("Refused"),
+                    severity="warning",
+                    markup=False,
+                    timeout=REFUSAL_SECONDS,
                 )
-            case protocol.Notice(text=text):
-                self.notify(text, markup=False)
+            case protocol.Notice(text=text, args=args):
+                self.notify(say(self.tr, text, args), markup=False)
+            case protocol.ChatLine() | protocol.ChatHistory() as chat:
+                chat_arrived(self, chat)
+            case protocol.AdminState() as state:
+                for screen in self.screen_stack:
+                    if isinstance(screen, AdminScreen):
+                        screen.show(state)
+            case protocol.Announcement(text=text, by=by):
+                self.notify(
+                    text,
+                    title=self.tr._("Announcement from {name}", name=by),
+                    markup=False,
+                    timeout=ANNOUNCEMENT_SECONDS,
+                )
             case protocol.LeftTable():
                 self.table = None
+                self.chat.table.clear()
                 while len(self.screen_stack) > 1:
                     self.pop_screen()
-            case protocol.Goodbye(reason=reason):
-                self.notify(reason, title="Goodbye", severity="error", markup=False)
+            case protocol.Goodbye(reason=reason, args=args):
+                self.notify(
+                    say(self.tr, reason, args),
+                    title=self.tr._("Goodbye"),
+                    severity="error",
+                    markup=False,
+                )
                 self.set_timer(1.5, lambda: self.exit(reason))
 
     def _show_lobby(self) -> None:
@@ -137,6 +206,37 @@ class PerudoApp(App[str | None]):
         self.push_screen(screen)
         return screen
 
+    def terms(self) -> Terms:
+        """The game's words in this session's language, as the current table plays them
+        (the classic words in the lobby)."""
+        options = None
+        if self.table is not None:
+            game = self.table.game
+            options = self.table.options or (game.options if game is not None else None)
+        return self.tr.terms(options)
+
+    # ---- language ------------------------------------------------------------------------
+
+    def set_language(self, language: str) -> None:
+        """Read everything in `language` (one of `LANGUAGES`) from now on: every screen in
+        the stack that has `retranslate()` redraws its text, every footer its key labels,
+        and a notice in the new language says which it is."""
+        self.language = language if language in LANGUAGES else "en"
+        self.tr = translator_for(self.language)
+        for screen in self.screen_stack:
+            retranslate = getattr(screen, "retranslate", None)
+            if retranslate is not None:
+                retranslate()
+            screen.refresh_bindings()
+        self.notify(
+            self.tr._("Language: {language}", language=LANGUAGE_NAMES[self.language]),
+            markup=False,
+        )
+
+    def action_language(self) -> None:
+        """The language key: English, French, Russian, and round again."""
+        self.set_language(next_language(self.language))
+
     # ---- actions -------------------------------------------------------------------------
 
     def action_help(self) -> None:
@@ -146,7 +246,39 @@ class PerudoApp(App[str | None]):
         options = None
         if self.table is not None and self.table.game is not None:
             options = self.table.game.options
+        if self.table is not None and self.table.options is not None:  # before a game too
+            options = self.table.options
         self.push_screen(HelpScreen(options))
+
+    def action_rules(self) -> None:
+        """The rules panel (`i`, RULES.md §7): the rules of the table here; in the lobby, of
+        the chosen table (the screen's optional `chosen_options() -> Options | None`), else
+        the rules in general. `i` again closes it."""
+        if isinstance(self.screen, RulesScreen):
+            self.screen.dismiss()
+            return
+        options = None
+        if self.table is not None:
+            game = self.table.game
+            options = self.table.options or (game.options if game is not None else None)
+        elif (chosen := getattr(self.screen, "chosen_options", None)) is not None:
+            options = chosen()
+        self.push_screen(RulesScreen(options))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The admin key is there for admins only (hidden and inert for anyone else)."""
+        if action == "admin":
+            return self.admin
+        return True
+
+    def action_admin(self) -> None:
+        """The admin screen (admins only), or back from it."""
+        if not self.admin:
+            return
+        if isinstance(self.screen, AdminScreen):
+            self.screen.dismiss(None)
+            return
+        self.push_screen(AdminScreen())
 
     # ---- nothing may happen on the server's own machine ----------------------------------
 
@@ -166,6 +298,7 @@ class PerudoApp(App[str | None]):
         log.warning("refused to suspend the server process")
 
 
-def make_app(session: LobbySession) -> PerudoApp:
-    """The app for one connection, attached to `session` (closed when the app ends)."""
-    return PerudoApp(session)
+def make_app(session: LobbySession, language: str = "en") -> PerudoApp:
+    """The app for one connection, attached to `session` (closed when the app ends), in
+    `language` (see `perudo_ssh.i18n.language_of` for a client's LANG)."""
+    return PerudoApp(session, language)

@@ -6,6 +6,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input
 
+from perudo_ssh.i18n import N_
+
 
 class BidInput(Input):
     """The text box for typed bids, at most `MAX_LENGTH` characters; Escape (or Tab) goes
@@ -16,8 +18,8 @@ class BidInput(Input):
     """Longer than any bid or call anyone types (`twelve sixes`, `calza`)."""
 
     BINDINGS = [
-        Binding("enter", "submit", "Bid", key_display="⏎"),
-        Binding("escape", "screen.focus_table", "Back to keys", key_display="esc"),
+        Binding("enter", "submit", N_("Bid"), key_display="⏎"),
+        Binding("escape", "screen.focus_table", N_("Back to keys"), key_display="esc"),
         Binding("tab", "screen.focus_table", show=False),
     ]
 

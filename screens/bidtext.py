@@ -1,66 +1,100 @@
-"""Bids as players write them: `format_bid` for display, `parse_bid` for the bid input.
+"""Bids as players write them: `format_bid` for display, `parse_bid` and `parse_call` for the
+bid input.
 
-Pure text functions; no Textual. The parser is tolerant: `5x4`, `5 x 4`, `5×4`, `5*4`,
-`5 4`, `5 fours`, `5 4s`, `3 pacos`, `3p`, `3 aces` are all understood (RULES.md §1: face 1
-is the paco). Whether a parsed bid is *legal* is not decided here.
+Pure text functions; no Textual. The parser is tolerant and reads English, French and
+Russian alike: `5x4`, `5 x 4`, `5×4`, `5*4`, `5 4`, `5 fours`, `5 4s`, `3 pacos`, `3p`,
+`3 aces`, `cinq quatre`, `3 as`, `пять шестёрок`, `5х6`, `3 туза` are all understood
+(RULES.md §1: face 1 is the paco). Whether a parsed bid is *legal* is not decided here.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
+from perudo_ssh.i18n import N_
 from perudo_ssh.rules import Bid
 
-BID_EXAMPLE = "Type a bid like 5x4: five dice showing 4 (or 3p for three pacos)"
+if TYPE_CHECKING:
+    from perudo_ssh.i18n import Terms, Translator
+
+BID_EXAMPLE = N_("Type a bid like 5x4: five dice showing 4 (or 3p for three pacos)")
 
 _FACE_WORDS: dict[str, int] = {
-    "p": 1,
-    "pa": 1,
-    "paco": 1,
-    "pacos": 1,
-    "ace": 1,
-    "aces": 1,
-    "one": 1,
-    "ones": 1,
-    "two": 2,
-    "twos": 2,
-    "three": 3,
-    "threes": 3,
-    "four": 4,
-    "fours": 4,
-    "five": 5,
-    "fives": 5,
-    "six": 6,
-    "sixes": 6,
-}
+    # English
+    "p": 1, "pa": 1, "paco": 1, "pacos": 1, "ace": 1, "aces": 1, "one": 1, "ones": 1,
+    "two": 2, "twos": 2, "three": 3, "threes": 3, "four": 4, "fours": 4,
+    "five": 5, "fives": 5, "six": 6, "sixes": 6,
+    # French ("as" is the ace; "paco" as above)
+    "as": 1, "un": 1, "uns": 1, "deux": 2, "trois": 3, "quatre": 4, "quatres": 4,
+    "cinq": 5, "cinqs": 5,
+    # Russian (ё is read as е): the ace is туз ("A" in the club seed), or пако
+    "а": 1, "a": 1, "пако": 1, "туз": 1, "туза": 1, "тузы": 1, "тузов": 1,
+    "единица": 1, "единицы": 1, "единиц": 1,
+    "двойка": 2, "двойки": 2, "двоек": 2, "тройка": 3, "тройки": 3, "троек": 3,
+    "четверка": 4, "четверки": 4, "четверок": 4, "пятерка": 5, "пятерки": 5, "пятерок": 5,
+    "шестерка": 6, "шестерки": 6, "шестерок": 6,
+}  # fmt: skip
 
 _COUNT_WORDS: dict[str, int] = {
     w: n
-    for n, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve".split()
+    for words in (
+        "zero one two three four five six seven eight nine ten eleven twelve",
+        "zéro un deux trois quatre cinq six sept huit neuf dix onze douze",
+        "ноль один два три четыре пять шесть семь восемь девять десять одиннадцать двенадцать",
     )
-}
+    for n, w in enumerate(words.split())
+} | {"une": 1, "одна": 1, "одну": 1, "две": 2}
 
-# count, an optional separator, then a face (digits, optionally plural "4s", or a word)
+_CALL_WORDS: dict[str, str] = {
+    "dudo": "dudo", "doodoo": "dudo", "не верю": "dudo", "неверю": "dudo", "дудо": "dudo",
+    "calza": "calza", "кальса": "calza",
+    "jonti": "jonti", "джонти": "jonti",
+}  # fmt: skip
+"""Call words in any of the three languages; "точно" (exactly) is the club's jonti (seed 002)
+and calza elsewhere, see `parse_call`."""
+
+# count, an optional separator, then a face (digits, optionally plural "4s", or a word);
+# х is the Cyrillic letter the Russian seed writes bids with (5х6s)
+_LETTERS = r"[^\W\d_]+"
 _BID = re.compile(
-    r"^(?P<count>\d+|[a-z]+)\s*(?:x|×|\*|,|:|by|of)?\s*(?P<face>\d+|[a-z]+?)(?:'?s)?$"
+    rf"^(?P<count>\d+|{_LETTERS})\s*(?:[xх×*,:]|d'|(?:by|of|de|по)(?=[\s\d]))?\s*"
+    rf"(?P<face>\d+|{_LETTERS}?)(?:'?s)?$"
 )
 
 
 class BidSyntaxError(ValueError):
-    """The text is not a bid. `str(err)` tells the player how to type one."""
+    """The text is not a bid. `str(err)` tells the player how to type one, in English;
+    `message_id` and `args` say it for `text(tr)` in the player's language."""
+
+    def __init__(self, message_id: str, **args: str | int) -> None:
+        super().__init__(message_id.format(**args) if args else message_id)
+        self.message_id = message_id
+        self.message_args = args
+
+    def text(self, tr: Translator) -> str:
+        """The hint in `tr`'s language."""
+        return tr._(self.message_id, **self.message_args)
 
 
-def face_name(face: int, count: int = 2) -> str:
-    """`pacos`/`paco` for face 1, `4s` for the others."""
-    if face == 1:
-        return "paco" if count == 1 else "pacos"
-    return f"{face}s"
+def face_name(face: int, count: int = 2, terms: Terms | None = None) -> str:
+    """`pacos`/`paco` for face 1, `4s` for the others (for `count` dice). With `terms`, in
+    their language and the table's word for pacos (`туза` at a Russian club table)."""
+    if terms is None:
+        if face == 1:
+            return "paco" if count == 1 else "pacos"
+        return f"{face}s"
+    if face == 1:  # the word of "3 pacos" without its number
+        return terms.pacos(count).replace(str(count), "", 1).strip()
+    tr: Translator = terms._tr  # the language the terms are in
+    return tr.np_("face", "{face}", "{face}s", count, face=face)
 
 
-def format_bid(bid: Bid) -> str:
-    """`4×5`, or `3 pacos` / `1 paco` for face 1."""
+def format_bid(bid: Bid, terms: Terms | None = None) -> str:
+    """`4×5`, or `3 pacos` / `1 paco` for face 1 (with `terms`, `terms.pacos(3)`)."""
     if bid.face == 1:
+        if terms is not None:
+            return terms.pacos(bid.count)
         return f"{bid.count} {face_name(1, bid.count)}"
     return f"{bid.count}×{bid.face}"
 
@@ -71,14 +105,31 @@ def _number(word: str, words: dict[str, int]) -> int | None:
     return words.get(word)
 
 
+def _cleaned(text: str) -> str:
+    return " ".join(text.strip().lower().replace("ё", "е").split())
+
+
+def parse_call(text: str, terms: Terms | None = None) -> str | None:
+    """The call ("dudo", "calza" or "jonti") written in `text`, in any language or as the
+    table's own word in `terms` ("Не верю" at a Russian club table), else None. Whether the
+    call is allowed now is not decided here."""
+    cleaned = _cleaned(text).strip("!.")
+    if terms is not None:
+        for call, word in (("dudo", terms.dudo), ("calza", terms.calza), ("jonti", terms.jonti)):
+            if cleaned == _cleaned(word):
+                return call
+    if cleaned == "точно":
+        return "jonti" if terms is not None and terms.club else "calza"
+    return _CALL_WORDS.get(cleaned)
+
+
 def parse_bid(text: str) -> Bid:
     """The bid written in `text`. Raises `BidSyntaxError` with a hint when it is not one.
 
     Only the shape is checked here, plus a face between 1 and 6 and a count of at least 1;
     the count's upper bound and the raise rules are the table's business.
     """
-    cleaned = " ".join(text.strip().lower().split())
-    match = _BID.match(cleaned)
+    match = _BID.match(_cleaned(text))
     if match is None:
         raise BidSyntaxError(BID_EXAMPLE)
     count = _number(match["count"], _COUNT_WORDS)
@@ -89,7 +140,7 @@ def parse_bid(text: str) -> Bid:
     if count is None or face is None:
         raise BidSyntaxError(BID_EXAMPLE)
     if not 1 <= face <= 6:
-        raise BidSyntaxError(f"There is no face {face}: faces go from 1 (paco) to 6")
+        raise BidSyntaxError(N_("There is no face {face}: faces go from 1 (paco) to 6"), face=face)
     if count < 1:
-        raise BidSyntaxError("A bid needs at least one die")
+        raise BidSyntaxError(N_("A bid needs at least one die"))
     return Bid(count=count, face=face)

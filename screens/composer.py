@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
+from perudo_ssh.i18n import Translator, translator
 from perudo_ssh.rules import Bid, GameView
 from screens.bidtext import format_bid
 
@@ -52,15 +53,19 @@ class BidComposer:
             self.count = min(counts)
         return bool(counts)
 
-    def line(self, game: GameView, then_show: tuple[int, ...] = ()) -> Content:
+    def line(
+        self, game: GameView, then_show: tuple[int, ...] = (), tr: Translator | None = None
+    ) -> Content:
         """`Your bid ▸ 5×4  ✓ legal   ↑↓ count · 1-6 face · ⏎ bid`; with `then_show`, the
-        dice to show and reroll right after the bid instead of the keys."""
+        dice to show and reroll right after the bid instead of the keys. In `tr`'s language
+        (English by default), pacos named as the table names them."""
+        tr = tr if tr is not None else translator("en")
         legal = self.bid in game.choices.bids
-        mark = ("  ✓ legal", "green") if legal else ("  ✗ not allowed", "red")
+        mark = ("  " + tr._("✓ legal"), "green") if legal else ("  " + tr._("✗ not allowed"), "red")
         if then_show:
-            after = (f"   then show {' '.join(map(str, then_show))} (r: change)", "italic")
+            dice = " ".join(map(str, then_show))
+            after = ("   " + tr._("then show {dice} (r: change)", dice=dice), "italic")
         else:
-            after = ("   ↑↓ count · 1-6 face · ⏎ bid", "dim")
-        return Content.assemble(
-            "Your bid ▸ ", (f" {format_bid(self.bid)} ", "bold reverse"), mark, after
-        )
+            after = ("   " + tr._("↑↓ count · 1-6 face · ⏎ bid"), "dim")
+        bid = format_bid(self.bid, tr.terms(game.options))
+        return Content.assemble(tr._("Your bid ▸") + " ", (f" {bid} ", "bold reverse"), mark, after)

@@ -1,4 +1,5 @@
-"""The game-over dialog: the finishing order, then play again or back to the lobby."""
+"""The game-over dialog: the finishing order (with final balances and the bank the winner
+took at a table with stakes, RULES.md §6), then play again or back to the lobby."""
 
 from __future__ import annotations
 
@@ -7,22 +8,51 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from perudo_ssh import protocol
+from perudo_ssh.i18n import N_, Translator
+from screens.footer import Footer
 from screens.messages import Send
 from screens.mounting import composed
 from screens.tableview import game_over_line, seat_names
+from screens.widgets import app_tr
 from screens.wording import finishing_order
+
+
+def order_lines(tr: Translator, table: protocol.TableState) -> list[str]:
+    """`1. ana (you)   ¤26`, winner first, each final balance at a table with stakes; then
+    `ana took the bank: ¤37` (RULES.md §2.6, §6)."""
+    game = table.game
+    if game is None:
+        return []
+    names = seat_names(tr, table)
+    lines = []
+    for place, seat in enumerate(finishing_order(game), start=1):
+        bot = seat < len(table.seats) and table.seats[seat].bot
+        if seat == game.me:
+            who = tr._("{name} (you)", name=names[seat])
+        elif bot:
+            who = tr._("{name} (bot)", name=names[seat])
+        else:
+            who = names[seat]
+        tokens = f"   ¤{game.tokens.balances[seat]}" if game.tokens is not None else ""
+        lines.append(f"{place:>2}. {who}{tokens}")
+    last = game.last
+    if game.winner is not None and last is not None and last.bank_won:
+        name = tr._("you") if game.winner == game.me else names[game.winner]
+        lines.append("")
+        lines.append(tr._("{name} took the bank: ¤{bank}", name=name, bank=last.bank_won))
+    return lines
 
 
 class GameOverScreen(ModalScreen[None]):
     """Shown over the table once the game has a winner; closed when a new game begins."""
 
     BINDINGS = [
-        Binding("a", "play_again", "Play again"),
-        Binding("l,escape", "leave", "Back to lobby", key_display="l"),
-        Binding("question_mark", "app.help", "Help", key_display="?"),
+        Binding("a", "play_again", N_("Play again")),
+        Binding("l,escape", "leave", N_("Back to lobby"), key_display="l"),
+        Binding("question_mark", "app.help", N_("Help"), key_display="?"),
     ]
 
     def __init__(self) -> None:
@@ -52,26 +82,27 @@ class GameOverScreen(ModalScreen[None]):
         if self._live:
             self._draw(table)
 
+    def retranslate(self) -> None:
+        """Redraw in the app's new language."""
+        if self._live and self._table is not None:
+            self._draw(self._table)
+
     def _draw(self, table: protocol.TableState) -> None:
         game = table.game
         if game is None:
             return
-        names = seat_names(table)
-        self.query_one("#over-title", Static).update(Content(game_over_line(table, game)))
-        lines = []
-        for place, seat in enumerate(finishing_order(game), start=1):
-            tokens = f"   ¤{game.tokens.balances[seat]}" if game.tokens is not None else ""
-            bot = seat < len(table.seats) and table.seats[seat].bot
-            you = " (you)" if seat == game.me else " (bot)" if bot else ""
-            lines.append(f"{place:>2}. {names[seat]}{you}{tokens}")
-        self.query_one("#over-order", Static).update(Content("\n".join(lines)))
+        tr = app_tr(self)
+        self.query_one("#over-title", Static).update(Content(game_over_line(tr, table, game)))
+        self.query_one("#over-order", Static).update(Content("\n".join(order_lines(tr, table))))
         again = ", ".join(table.play_again)
         self.query_one("#over-again", Static).update(
-            Content(f"Ready to play again: {again}" if again else "")
+            Content(tr._("Ready to play again: {names}", names=again) if again else "")
         )
         # a spectator has no seat to play again in: only the way out is offered
-        again = "a: play again · " if table.me is not None else ""
-        self.query_one("#over-hint", Static).update(f"{again}l: back to the lobby")
+        hint = tr._("l: back to the lobby")
+        if table.me is not None:
+            hint = tr._("a: play again") + " · " + hint
+        self.query_one("#over-hint", Static).update(Content(hint))
         if self._seated != (table.me is not None):
             self._seated = table.me is not None
             self.refresh_bindings()
@@ -83,7 +114,9 @@ class GameOverScreen(ModalScreen[None]):
 
     def action_play_again(self) -> None:
         self.post_message(Send(protocol.PlayAgain()))
-        self.notify("Waiting for the others to play again…", markup=False, timeout=4)
+        self.notify(
+            app_tr(self)._("Waiting for the others to play again…"), markup=False, timeout=4
+        )
 
     def action_leave(self) -> None:
         self.post_message(Send(protocol.LeaveTable()))

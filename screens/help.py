@@ -1,4 +1,8 @@
-"""The help screen (`?` everywhere): every key, and the rules of the table's preset."""
+"""The help screen (`?` everywhere): every key, and the rules of the table here (or the rules
+in general in the lobby), in the session's language (`app.tr`).
+
+The rules come from the same generator as the rules panel (screens/rulestext.py).
+"""
 
 from __future__ import annotations
 
@@ -7,85 +11,137 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
-from perudo_ssh.rules import PRESET_NAMES, PRESETS, Options
-from screens.wording import PRESET_BLURBS, rules_summary
+from perudo_ssh.i18n import N_, Translator
+from perudo_ssh.rules import Options
+from screens.footer import Footer
+from screens.rules import rules_content, rules_title
 
 KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
-    ("Lobby", (
-        ("↑ ↓", "choose a table"),
-        ("c", "create a table"),
-        ("j / Enter", "join the chosen table"),
-        ("s", "watch the chosen table"),
-        ("q", "quit"),
+    (N_("Lobby"), (
+        ("↑ ↓", N_("choose a table")),
+        ("c", N_("create a table")),
+        ("j / Enter", N_("join the chosen table")),
+        ("s", N_("watch the chosen table")),
+        ("m / Tab", N_("chat: type a line, Enter says it, Esc goes back")),
+        ("h", N_("your games: replay one with Enter")),
+        ("l", N_("the leaderboard: Enter opens a player's profile")),
+        ("p", N_("your profile: games, wins, rating over time, calls")),
+        ("k", N_("your account: link another key")),
+        ("q", N_("quit")),
     )),
-    ("Table, waiting", (
-        ("b", "add a bot (creator)"),
-        ("s", "start the game (creator)"),
-        ("l / Esc", "leave the table"),
+    (N_("Replay"), (
+        ("← →", N_("a move back / forward")),
+        ("[ ]", N_("a round back / forward (PgUp / PgDn too)")),
+        ("Home End", N_("the first / last moment")),
     )),
-    ("Table, playing", (
-        ("↑ ↓  + -", "bid count up / down"),
-        ("1-6  ← →", "bid face (1 = pacos)"),
-        ("Enter", "make the bid shown"),
-        ("Tab", "type a bid: 5x4, 5 4, 5*4, 3p, 3 pacos; or dudo / calza"),
-        ("Esc / Tab", "back from typing to keys"),
-        ("d", "dudo: doubt the bid"),
-        ("c", "calza: claim the bid is exact (if played here)"),
-        ("j", "jonti: exact call out of turn (club)"),
-        ("z", "declare a calzone round (club)"),
-        ("r", "club: set dice aside face up, reroll the rest (with a bid)"),
-        ("l / Esc", "leave the table (asks first mid-game)"),
+    (N_("Create a table"), (
+        ("↑ ↓ Enter", N_("choose a preset: every option takes its value")),
+        ("Tab", N_("next option; Enter opens a list or ticks a box")),
+        ("i", N_("the rules of the table as set so far")),
+        ("ctrl+s", N_("create the table")),
     )),
-    ("Reveal", (("any key", "next round"),)),
-    ("Game over", (("a", "play again"), ("l / Esc", "back to the lobby"))),
-    ("Dialogs", (("Tab", "next field"), ("Enter", "choose / confirm"), ("Esc", "cancel"))),
-    ("Everywhere", (("?", "this help"), ("ctrl+q", "quit"))),
+    (N_("Table, waiting"), (
+        ("b", N_("add a bot (creator)")),
+        ("s", N_("start the game (creator)")),
+        ("l / Esc", N_("leave the table")),
+        ("t", N_("open the table's chat (Esc closes it)")),
+    )),
+    (N_("Table, playing"), (
+        ("↑ ↓  + -", N_("bid count up / down")),
+        ("1-6  ← →", N_("bid face (1 = {paco})")),
+        ("Enter", N_("make the bid shown")),
+        ("Tab", N_("type a bid: 5x4, 5 4, 5*4, 3p, 3 pacos; or dudo / calza")),
+        ("Esc / Tab", N_("back from typing to keys")),
+        ("d", N_("{dudo}: doubt the bid")),
+        ("c", N_("{calza}: claim the bid is exact (if played here)")),
+        ("j", N_("{jonti}: exact call out of turn (club)")),
+        ("z", N_("declare a {calzone} round (club)")),
+        ("r", N_("{reroll}: set dice aside face up, reroll the rest (club, with a bid)")),
+        ("l / Esc", N_("leave the table (asks first mid-game)")),
+        ("t", N_("open the table's chat (Esc closes it)")),
+    )),
+    (N_("Reveal"), (("any key", N_("next round")),)),
+    (N_("Game over"), (("a", N_("play again")), ("l / Esc", N_("back to the lobby")))),
+    (N_("Dialogs"), (
+        ("Tab", N_("next field")), ("Enter", N_("choose / confirm")), ("Esc", N_("cancel")),
+    )),
+    (N_("Everywhere"), (
+        ("?", N_("this help")),
+        ("i", N_("the rules of the table here")),
+        ("F2", N_("language: English, Français, Русский")),
+        ("ctrl+q", N_("quit")),
+    )),
 )  # fmt: skip
+"""Every key, place by place: (place, ((key, what it does), ...)); message ids whose fields
+are the game's terms (`{dudo}`, `{calza}`, `{jonti}`, `{calzone}`, `{reroll}`, `{paco}`)."""
 
 
-def keys_text() -> Content:
-    """Every key binding, place by place, as the help screen shows them."""
+def keys_text(tr: Translator, options: Options | None = None) -> Content:
+    """Every key binding, place by place, as the help screen shows them, in `tr`'s language
+    with the words of a table with `options` (the classic words without)."""
+    terms = tr.terms(options)
+    words = dict(
+        dudo=terms.dudo,
+        calza=terms.calza,
+        jonti=terms.jonti,
+        calzone=terms.calzone,
+        reroll=terms.reroll,
+        paco=terms.paco,
+    )
     lines: list[Content] = []
     for place, keys in KEYS:
-        lines.append(Content.styled(place, "bold underline"))
-        lines += [Content.assemble((f"  {key:<11}", "bold $accent"), what) for key, what in keys]
+        lines.append(Content.styled(tr._(place), "bold underline"))
+        for key, what in keys:
+            shown = tr._("any key") if key == "any key" else key
+            lines.append(Content.assemble((f"  {shown:<11}", "bold $accent"), tr._(what, **words)))
     return Content("\n").join(lines)
 
 
-def rules_text(options: Options | None) -> str:
-    """The rules of `options` in plain words; in the lobby (None), the classic rules and
-    what each preset changes."""
-    if options is not None:
-        return "\n".join(f"• {line}" for line in rules_summary(options))
-    classic = "\n".join(f"• {line}" for line in rules_summary(PRESETS["classic"])[1:])
-    presets = "\n".join(f"• {name}: {PRESET_BLURBS[name]}" for name in PRESET_NAMES)
-    return (
-        "Perudo, liar's dice: everyone rolls in secret, then bids on all the dice in play.\n"
-        f"{classic}\n\nTables choose a preset:\n{presets}"
-    )
+def rules_text(tr: Translator, options: Options | None) -> Content:
+    """The rules of `options` in plain words; in the lobby (None), the rules in general and
+    what each preset is (screens/rulestext.py)."""
+    return rules_content(tr, options)
 
 
 class HelpScreen(ModalScreen[None]):
     """Key bindings and the rules in plain words; any of Esc, q, ? closes it."""
 
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", key_display="esc")]
+    BINDINGS = [
+        Binding("escape,q,question_mark", "dismiss", N_("Close"), key_display="esc"),
+        # a modal screen hides the app's keys: the rules panel and the language key again
+        Binding("i", "app.rules", N_("Rules")),
+        Binding("f2", "app.language", N_("Language"), key_display="F2", show=False),
+    ]
 
     def __init__(self, options: Options | None = None) -> None:
         super().__init__()
         self._options = options
 
+    def _texts(self) -> dict[str, Content]:
+        """Every text of the screen by widget id, in the app's current language."""
+        tr: Translator = self.app.tr  # type: ignore[attr-defined]
+        return {
+            "help-rules-title": Content(rules_title(tr, "table", self._options)),
+            "help-rules": rules_text(tr, self._options),
+            "help-keys-title": Content(tr._("Keys")),
+            "help-keys": keys_text(tr, self._options),
+        }
+
     def compose(self) -> ComposeResult:
-        rules_title = "Rules" if self._options is None else "Rules of this table"
-        sections = [
-            (rules_title, Static(rules_text(self._options), id="help-rules")),
-            ("Keys", Static(keys_text(), id="help-keys")),
-        ]
+        texts = self._texts()
+        sections = ["help-rules", "help-keys"]
         if self._options is None:  # in the lobby, keys first
             sections.reverse()
         with VerticalScroll(id="help-box", classes="dialog"):
-            for title, body in sections:
-                yield Static(title, classes="dialog-title")
-                yield body
+            for section in sections:
+                title = f"{section}-title"
+                yield Static(texts[title], id=title, classes="dialog-title")
+                yield Static(texts[section], id=section)
         yield Footer()
+
+    def retranslate(self) -> None:
+        """Write every text in the app's current language."""
+        for widget_id, text in self._texts().items():
+            self.query_one(f"#{widget_id}", Static).update(text)

@@ -1,7 +1,8 @@
 """The lobby screen: every table, who is online; create, join or watch a table.
 
 The table list is updated cell by cell from each `LobbyState` (rows are keyed by table id),
-never rebuilt (TEXTUAL-OVER-SSH.md).
+never rebuilt (TEXTUAL-OVER-SSH.md). Every text is in the session's language (`app.tr`);
+`retranslate` redraws them all after a language switch.
 """
 
 from __future__ import annotations
@@ -11,28 +12,61 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from perudo_ssh import protocol
+from perudo_ssh.i18n import N_, Translator, translator
+from screens.account import AccountScreen
+from screens.chat import ChatPane
 from screens.create import CreateTableDialog
+from screens.footer import Footer
+from screens.history import HistoryScreen
+from screens.leaderboard import LeaderboardScreen
 from screens.messages import Send
 from screens.mounting import composed
+from screens.profile import ProfileScreen
 
-COLUMNS = (("id", "#"), ("name", "Table"), ("preset", "Preset"), ("seats", "Seats"),
-           ("status", "Status"), ("spectators", "Watch"))  # fmt: skip
+COLUMN_KEYS = ("id", "name", "preset", "seats", "status", "spectators")
 # with these, the list and the online column fit 80 columns (the title shows the full name)
 NAME_WIDTH = 17
 
 
-def table_row(table: protocol.TableSummary) -> tuple[str | Text, ...]:
-    """The cells of one table's row, in `COLUMNS` order (names as plain text, no markup)."""
+def column_labels(tr: Translator) -> tuple[str, ...]:
+    """The headings of the table list, in `COLUMN_KEYS` order."""
+    return (
+        "#",
+        tr.p_("lobby column", "Table"),
+        tr.p_("lobby column", "Preset"),
+        tr.p_("lobby column", "Seats"),
+        tr.p_("lobby column", "Status"),
+        tr.p_("lobby column", "Watch"),  # how many watch the table
+    )
+
+
+def status_word(tr: Translator, status: str) -> str:
+    """A table's status ("waiting", "playing", "over") as the lobby list shows it."""
+    match status:
+        case "waiting":
+            return tr.p_("table status", "waiting")
+        case "playing":
+            return tr.p_("table status", "playing")
+        case "over":
+            return tr.p_("table status", "over")
+    return status
+
+
+def table_row(table: protocol.TableSummary, tr: Translator | None = None) -> tuple[str | Text, ...]:
+    """The cells of one table's row, in `COLUMN_KEYS` order (names as plain text, no markup);
+    the status in `tr`'s language (English by default). Preset names are the RULES.md §7
+    names in every language, as the create dialog and the help show them."""
+    tr = tr if tr is not None else translator("en")
     taken = table.seats - table.free
     return (
         str(table.id),
         Text(table.name if len(table.name) <= NAME_WIDTH else table.name[: NAME_WIDTH - 1] + "…"),
         table.preset,
         f"{taken}/{table.seats}",
-        table.status,
+        status_word(tr, table.status),
         str(table.spectators),
     )
 
@@ -41,10 +75,18 @@ class LobbyScreen(Screen[None]):
     """Where a player arrives: the tables of the lobby and the players online."""
 
     BINDINGS = [
-        Binding("c", "create", "Create table"),
-        Binding("j", "join", "Join", key_display="j/⏎"),
-        Binding("s", "spectate", "Watch"),
-        Binding("q", "app.quit", "Quit"),
+        Binding("c", "create", N_("Create table")),
+        Binding("j", "join", N_("Join"), key_display="j/⏎"),
+        Binding("s", "spectate", N_("Watch")),
+        # your games, the best players, you, your keys (issue 4): the history screen's footer
+        # shows the other three, the lobby's has no room for them
+        Binding("h", "history", N_("History")),
+        Binding("l", "leaderboard", N_("Leaders"), show=False),
+        Binding("p", "profile", N_("Profile"), show=False),
+        Binding("k", "account", N_("Account"), show=False),
+        Binding("m", "chat", N_("Chat"), show=False),  # the pane's title says so
+        Binding("f2", "app.language", N_("Language"), key_display="F2"),
+        Binding("q", "app.quit", N_("Quit")),
     ]
 
     def __init__(self) -> None:
@@ -53,20 +95,52 @@ class LobbyScreen(Screen[None]):
         self._rows: dict[int, tuple[str | Text, ...]] = {}
         self._tables: dict[int, protocol.TableSummary] = {}
         self._pending: protocol.LobbyState | None = None
+        self._online: tuple[str, ...] = ()
         self._player = ""
 
+    @property
+    def tr(self) -> Translator:
+        """The app's translator (English outside a `PerudoApp`)."""
+        return getattr(self.app, "tr", None) or translator("en")
+
     def compose(self) -> ComposeResult:
-        yield Static("perudo-ssh · liar's dice", id="lobby-title")
+        yield Static(self._title(), id="lobby-title")
         with Horizontal(id="lobby-body"):
             table: DataTable[str | Text] = DataTable(
                 id="tables", cursor_type="row", zebra_stripes=True
             )
-            for key, label in COLUMNS:
+            for key, label in zip(COLUMN_KEYS, column_labels(self.tr), strict=True):
                 table.add_column(label, key=key)
             yield table
             yield Static(id="online")
-        yield Static("No tables yet: press c to create one.", id="lobby-hint")
+        yield Static(self._hint(), id="lobby-hint")
+        yield ChatPane("lobby", id="lobby-chat")
         yield Footer()
+
+    def _title(self) -> Text:
+        if self._player:
+            return Text(self.tr._("perudo-ssh · liar's dice · welcome, {name}", name=self._player))
+        return Text(self.tr._("perudo-ssh · liar's dice"))
+
+    def _hint(self) -> str:
+        return self.tr._("No tables yet: press c to create one.")
+
+    def retranslate(self) -> None:
+        """Redraw every text in the app's new language (`PerudoApp.set_language`)."""
+        if not self._live:
+            return
+        self.query_one("#lobby-title", Static).update(self._title())
+        self.query_one("#lobby-hint", Static).update(self._hint())
+        self.query_one(ChatPane).retranslate()
+        grid = self.query_one("#tables", DataTable)
+        cursor = grid.cursor_coordinate
+        grid.clear(columns=True)  # headings and statuses are words: build the list again
+        for key, label in zip(COLUMN_KEYS, column_labels(self.tr), strict=True):
+            grid.add_column(label, key=key)
+        self._rows.clear()
+        self._show_tables(grid, tuple(self._tables.values()))
+        grid.cursor_coordinate = cursor
+        self._show_online()
 
     def on_mount(self) -> None:
         if not composed(self):  # closed while opening: nothing to draw on
@@ -78,45 +152,50 @@ class LobbyScreen(Screen[None]):
             self.show_lobby(self._pending)
 
     def show_welcome(self, name: str) -> None:
+        """Greet the player by `name`, the unique name the lobby gave (`Welcome`)."""
         self._player = name
         if self._live:
-            self.query_one("#lobby-title", Static).update(
-                Text(f"perudo-ssh · liar's dice · welcome, {name}"), layout=False
-            )
+            self.query_one("#lobby-title", Static).update(self._title(), layout=False)
 
     def show_lobby(self, lobby: protocol.LobbyState) -> None:
         """Bring the table list and the online list up to date with `lobby`, in place."""
         if not self._live:
             self._pending = lobby
             return
-        grid = self.query_one("#tables", DataTable)
+        self._show_tables(self.query_one("#tables", DataTable), lobby.tables)
+        self._online = lobby.online
+        self._show_online()
+        self.query_one("#lobby-hint", Static).display = not lobby.tables
+
+    def _show_tables(self, grid: DataTable, tables: tuple[protocol.TableSummary, ...]) -> None:
         seen = set()
-        for summary in lobby.tables:
+        for summary in tables:
             seen.add(summary.id)
-            row = table_row(summary)
+            row = table_row(summary, self.tr)
             old = self._rows.get(summary.id)
             if old is None:
                 grid.add_row(*row, key=str(summary.id))
             else:
-                for (column, _), cell, before in zip(COLUMNS, row, old, strict=True):
+                for column, cell, before in zip(COLUMN_KEYS, row, old, strict=True):
                     if cell != before:
                         grid.update_cell(str(summary.id), column, cell)
             self._rows[summary.id] = row
         for gone in set(self._rows) - seen:
             grid.remove_row(str(gone))
             del self._rows[gone]
-        self._tables = {t.id: t for t in lobby.tables}
-        online = Text(f"Online ({len(lobby.online)})\n", style="bold")
-        online.append("\n".join(lobby.online), style="")
+        self._tables = {t.id: t for t in tables}
+
+    def _show_online(self) -> None:
+        online = Text(self.tr._("Online ({count})", count=len(self._online)) + "\n", style="bold")
+        online.append("\n".join(self._online), style="")
         self.query_one("#online", Static).update(online)
-        self.query_one("#lobby-hint", Static).display = not lobby.tables
 
     # ---- actions -------------------------------------------------------------------------
 
     def _selected(self) -> protocol.TableSummary | None:
         grid = self.query_one("#tables", DataTable)
         if grid.row_count == 0:
-            self.notify("No table yet: press c to create one.", markup=False)
+            self.notify(self.tr._("No table yet: press c to create one."), markup=False)
             return None
         key = grid.coordinate_to_cell_key(grid.cursor_coordinate).row_key.value
         return self._tables.get(int(key)) if key is not None else None
@@ -132,17 +211,52 @@ class LobbyScreen(Screen[None]):
         table = self._selected()
         if table is None:
             return
-        if table.status != "waiting":
-            self.notify(f"Table {table.id} is {table.status}: press s to watch it.", markup=False)
+        if table.status == "playing":
+            self.notify(
+                self.tr._("Table {table} is playing: press s to watch it.", table=table.id),
+                markup=False,
+            )
+        elif table.status != "waiting":
+            self.notify(
+                self.tr._("Table {table} is over: press s to watch it.", table=table.id),
+                markup=False,
+            )
         elif table.free == 0:
-            self.notify(f"Table {table.id} is full: press s to watch it.", markup=False)
+            self.notify(
+                self.tr._("Table {table} is full: press s to watch it.", table=table.id),
+                markup=False,
+            )
         else:
             self.post_message(Send(protocol.JoinTable(table=table.id)))
+
+    def action_history(self) -> None:
+        """Your finished games; Enter replays one (screens/history.py)."""
+        self.app.push_screen(HistoryScreen())
+
+    def action_leaderboard(self) -> None:
+        """The best rated players (screens/leaderboard.py)."""
+        self.app.push_screen(LeaderboardScreen())
+
+    def action_profile(self) -> None:
+        """Your profile: games, wins, rating over time, calls (screens/profile.py)."""
+        self.app.push_screen(ProfileScreen())
+
+    def action_account(self) -> None:
+        """Your account and a code to link another key (screens/account.py)."""
+        self.app.push_screen(AccountScreen())
 
     def action_spectate(self) -> None:
         table = self._selected()
         if table is not None:
             self.post_message(Send(protocol.SpectateTable(table=table.id)))
+
+    def action_chat(self) -> None:
+        """`m`: type a line in the lobby's chat (Escape comes back to the tables)."""
+        self.query_one(ChatPane).focus_input()
+
+    def on_chat_pane_done(self, event: ChatPane.Done) -> None:
+        event.stop()
+        self.query_one("#tables", DataTable).focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -1,4 +1,5 @@
-"""The reveal at a round's end: every hand, the dice that counted, who lost or gained a die.
+"""The reveal at a round's end: every hand, the dice that counted, who lost or gained a die,
+and at a table with stakes every payment with its reason, each balance and the bank.
 
 A panel of the table screen, shown in place of the cups (no screen is pushed: a reveal comes
 every round, and a pushed screen rebuilds the footer twice). The table screen closes it on
@@ -14,43 +15,75 @@ from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 
+from perudo_ssh.i18n import Terms, Translator
 from perudo_ssh.rules import RoundResult
-from screens.wording import counts_for, payments_line, reveal_story, tally_line
+from screens.wording import (
+    call_word,
+    counts_for,
+    left_lines,
+    payment_lines,
+    reveal_story,
+    tally_line,
+)
+
+WIDTH = 78
+"""Columns of the reveal's text: an 80-column terminal less the panel's padding."""
 
 
-def hand_line(name: str, faces: Sequence[int], result: RoundResult) -> Content:
-    """`ana      [5]  3  [1]  6`: the dice that counted for the bid in brackets, highlighted."""
+def hand_line(
+    tr: Translator, name: str, faces: Sequence[int], result: RoundResult, tokens: int | None = None
+) -> Content:
+    """`ana      [5]  3  [1]  6     ¤-10`: the dice that counted for the bid in brackets,
+    highlighted; then the balance after the round at a table with stakes (RULES.md §6)."""
     parts: list[tuple[str, str] | str] = [(f"{name[:16]:<17}", "bold")]
+    width = 17
     for face in faces:
         if counts_for(result, face):
             parts.append((f"[{face}]", "bold reverse $accent"))
         else:
             parts.append((f" {face} ", "dim"))
         parts.append(" ")
+        width += 4
     if not faces:
-        parts.append(("out", "dim"))
+        out = tr._("out")
+        parts.append((out, "dim"))
+        width += len(out)
+    if tokens is not None:
+        parts.append(" " * max(1, 17 + 4 * 5 - width) + f"  ¤{tokens}")
     return Content.assemble(*parts)
 
 
-def reveal_lines(result: RoundResult, names: Sequence[str], finished: int) -> list[Content]:
-    """The whole reveal of round `finished` (0-based), line by line."""
-    title = f"Round {finished + 1}: {result.call}!"
+def reveal_lines(
+    tr: Translator, terms: Terms, result: RoundResult, names: Sequence[str], finished: int
+) -> list[Content]:
+    """The whole reveal of round `finished` (0-based), line by line, in `tr`'s language."""
+    call = call_word(terms, result.call)
     if result.special is not None:
-        title += f" ({result.special} round)"
+        title = tr._(
+            "Round {n}: {call}! ({special} round)",
+            n=finished + 1,
+            call=call,
+            special=terms.special(result.special),
+        )
+    else:
+        title = tr._("Round {n}: {call}!", n=finished + 1, call=call)
     lines = [
         Content.styled(title, "bold $accent"),
-        Content(reveal_story(result, names)),
-        Content.styled(tally_line(result), "bold"),
+        Content(reveal_story(tr, terms, result, names)),
+        Content.styled(tally_line(tr, terms, result), "bold"),
     ]
+    balances = result.tokens.balances if result.tokens is not None else None
     lines += [
-        hand_line(names[seat], faces, result)
+        hand_line(tr, names[seat], faces, result, None if balances is None else balances[seat])
         for seat, faces in enumerate(result.hands)
         if faces or seat in (result.caller, result.bidder)
     ]
-    tokens = payments_line(result, names)
-    if tokens is not None:
-        lines.append(Content(tokens))
-    lines.append(Content.styled("Press any key to continue", "dim italic"))
+    lines += [Content.styled(line, "bold") for line in left_lines(tr, result, names)]
+    payments = payment_lines(tr, terms, result, names)
+    if len(payments) == 2 and len(" · ".join(payments)) <= WIDTH:  # one payment: one line
+        payments = [" · ".join(payments)]
+    lines += [Content.styled(line, "$warning") for line in payments]
+    lines.append(Content.styled(tr._("Press any key to continue"), "dim italic"))
     return lines
 
 
@@ -73,9 +106,17 @@ class RevealPanel(Widget):
         super().__init__(id=id)
         self._lines: list[Content] = []
 
-    def show(self, result: RoundResult, names: Sequence[str], finished: int) -> None:
-        """Reveal round `finished` (0-based): every hand, the counting dice, who lost or won."""
-        self._lines = reveal_lines(result, names, finished)
+    def show(
+        self,
+        tr: Translator,
+        terms: Terms,
+        result: RoundResult,
+        names: Sequence[str],
+        finished: int,
+    ) -> None:
+        """Reveal round `finished` (0-based): every hand, the counting dice, who lost or won,
+        the payments; in `tr`'s language, the game's words from `terms`."""
+        self._lines = reveal_lines(tr, terms, result, names, finished)
         self.refresh()
 
     def render(self) -> Content:

@@ -3,7 +3,12 @@
 Every `TableState` from the lobby redraws the widgets in place (`show`). Only the moves in
 `choices` are offered; any other attempt is refused here with the reason in words, and the
 lobby's own `Refused` is shown by the app. The reveal and game-over dialogs are opened from
-here when the view says a round or the game has ended.
+here when the view says a round or the game has ended; the calzone question when the player
+who just dropped to one die may declare one (RULES.md §4).
+
+Every text is in the session's language (`app.tr`), the game's words as the table plays them
+(`tr.terms(options)`: "Не верю", "Точно" at a Russian club table), the footer's too
+(`describe_binding`); `retranslate` redraws it all after a language switch.
 """
 
 from __future__ import annotations
@@ -13,27 +18,28 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Horizontal
 from textual.content import Content
-from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from perudo_ssh import protocol
+from perudo_ssh.i18n import N_
 from perudo_ssh.rules import Bid, GameView
 from screens import tableview
 from screens.bidinput import BidInput
-from screens.bidtext import BidSyntaxError, parse_bid
+from screens.bidtext import BidSyntaxError, parse_bid, parse_call
+from screens.chat import ChatInput, ChatPane
 from screens.composer import BidComposer
-from screens.dialogs import ConfirmDialog, RerollDialog
-from screens.gameover import GameOverScreen
+from screens.dialogs import ConfirmDialog, Question, RerollDialog
+from screens.footer import Footer
 from screens.messages import Send
 from screens.mounting import composed
 from screens.reveal import RevealPanel
+from screens.rounds import RoundsScreen
 from screens.widgets import BidHistory, CupsPanel, DiceRow
-from screens.wording import bid_refusal, call_refusal
+from screens.wording import bid_refusal, call_refusal, call_word
 
-_CALLS = {"dudo", "calza", "jonti"}
 # during a reveal, the keys the footer still offers (leave, the app's help) do their job;
 # any other key closes the reveal (Escape too: it leaves a table only once the reveal is gone)
-_KEYS_DURING_REVEAL = {"l", "question_mark"}
+_KEYS_DURING_REVEAL = {"l", "question_mark", "t"}
 # the actions whose keys come and go with the table's state (see `check_action`)
 _OFFERED: tuple[tuple[str, tuple[object, ...]], ...] = (
     ("add_bot", ()),
@@ -48,45 +54,44 @@ _OFFERED: tuple[tuple[str, tuple[object, ...]], ...] = (
 )
 
 
-class TableScreen(Screen[None]):
+class TableScreen(RoundsScreen):
     """The table this session sits at or watches: waiting room, then the game."""
 
     AUTO_FOCUS = ""  # keys drive the table; Tab moves to the bid input
 
     BINDINGS = [
-        Binding("up", "count(1)", "Count", key_display="↑↓"),
-        Binding("down", "count(-1)", "Count", show=False),
+        Binding("up", "count(1)", N_("Count"), key_display="↑↓"),
+        Binding("down", "count(-1)", N_("Count"), show=False),
         Binding("plus,equals_sign", "count(1)", show=False),
         Binding("minus", "count(-1)", show=False),
         *(
-            Binding(str(f), f"face({f})", "Face", key_display="1-6", show=f == 1)
+            Binding(str(f), f"face({f})", N_("Face"), key_display="1-6", show=f == 1)
             for f in range(1, 7)
         ),
         Binding("left", "face_step(-1)", show=False),
         Binding("right", "face_step(1)", show=False),
-        Binding("enter", "bid", "Bid"),
+        Binding("enter", "bid", N_("Bid")),
         # priority: its action runs as soon as the app reads the key, before the app routes
         # the keys behind it (a paste, a fast typist on a slow link) to what has focus
-        Binding("tab", "focus_bid", "Type", key_display="tab", priority=True),
+        Binding("tab", "focus_bid", N_("Type"), key_display="tab", priority=True),
+        # the calls' labels are the table's own words: see `describe_binding`
         Binding("d", "call('dudo')", "Dudo"),
         Binding("c", "call('calza')", "Calza"),
         Binding("j", "call('jonti')", "Jonti"),
         Binding("z", "calzone", "Calzone"),
-        Binding("r", "reroll", "Reroll"),
-        Binding("b", "add_bot", "Add bot"),
-        Binding("s", "start", "Start"),
-        Binding("l,escape", "leave", "Leave", key_display="l"),
+        Binding("r", "reroll", N_("Reroll")),
+        Binding("b", "add_bot", N_("Add bot")),
+        Binding("s", "start", N_("Start")),
+        Binding("l,escape", "leave", N_("Leave"), key_display="l"),
+        # the table's chat opens over the bids and closes again; listed in the help
+        Binding("t", "chat", N_("Chat"), show=False),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self._live = False
-        self._table: protocol.TableState | None = None
         self._composer = BidComposer()
         self._error: str | None = None
-        self._seen_round: int | None = None
-        self._revealed: int | None = None
-        self._game_over: GameOverScreen | None = None
         self._offered: tuple[bool | None, ...] = ()
         self._drawn: dict[str, object] = {}  # selector -> what it shows now
         self._reroll_plan: tuple[int, ...] = ()  # dice to show right after this turn's bid
@@ -109,10 +114,8 @@ class TableScreen(Screen[None]):
                 yield DiceRow(id="my-dice")
             yield Static(id="composer")
             yield Static(id="status")
-            yield BidInput(
-                placeholder="Tab, then type a bid like 5x4 or 3p (or dudo), Enter",
-                id="bid-input",
-            )
+            yield BidInput(placeholder=self._placeholder(), id="bid-input")
+        yield ChatPane("table", id="table-chat")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -122,12 +125,41 @@ class TableScreen(Screen[None]):
         if self._table is not None:
             self._draw(self._table)
 
-    # ---- drawing -------------------------------------------------------------------------
+    # ---- language ------------------------------------------------------------------------
 
-    @property
-    def game(self) -> GameView | None:
-        """This player's view of the game at the table, or None before the first game."""
-        return None if self._table is None else self._table.game
+    def _placeholder(self) -> str:
+        return self.tr._(
+            "Tab, then type a bid like 5x4 or 3p (or {dudo}), Enter", dudo=self.terms.dudo
+        )
+
+    def describe_binding(self, binding: Binding) -> str | None:
+        """The footer label of the calls and the calzone: the table's own words (RULES.md §1,
+        seed 002 at a club table); None for the other keys (translated as they are)."""
+        match binding.action:
+            case "call('dudo')":
+                return self.terms.dudo
+            case "call('calza')":
+                return self.terms.calza
+            case "call('jonti')":
+                return self.terms.jonti
+            case "calzone":
+                return self.terms.calzone
+        return None
+
+    def retranslate(self) -> None:
+        """Redraw every text in the app's new language (the app refreshes the footer)."""
+        if not self._live:
+            return
+        self._drawn.clear()
+        self.query_one(BidInput).placeholder = self._placeholder()
+        self.query_one(ChatPane).retranslate()
+        if self._table is not None:
+            self._draw(self._table)
+            game = self._table.game
+            if self.has_class("-reveal") and game is not None and game.last is not None:
+                self._show_reveal(self._table, game)
+
+    # ---- drawing -------------------------------------------------------------------------
 
     def show(self, table: protocol.TableState) -> None:
         """Draw `table`, the newest state from the lobby."""
@@ -148,17 +180,19 @@ class TableScreen(Screen[None]):
             and game.seats[game.me].dice > 0
         )
         self.set_class(not playing, "-idle")
-        self._put("#table-title", tableview.title_line(table))
-        banner = tableview.banner_line(None if waiting else game)
+        tr = self.tr
+        self._put("#table-title", tableview.title_line(tr, table))
+        banner = tableview.banner_line(tr, table, None if waiting else game)
         self.query_one("#banner", Static).display = banner is not None
         self._put("#banner", banner or "")
         if waiting or game is None:
-            seats, hint = tableview.waiting_lines(table, self._is_creator())
+            seats, hint = tableview.waiting_lines(tr, table, self._is_creator())
             self._put("#waiting-seats", seats, layout=True)
             self._put("#waiting-hint", hint, layout=True)
         else:
             self._draw_game(table, game)
         self._follow_round(table)
+        self._ask_calzone()
         self._refresh_keys()
 
     def _put(self, selector: str, content: str | Content, *, layout: bool = False) -> None:
@@ -179,34 +213,36 @@ class TableScreen(Screen[None]):
             self.refresh_bindings()
 
     def _draw_game(self, table: protocol.TableState, game: GameView) -> None:
-        self.query_one(CupsPanel).show(tableview.cups(table, game))
-        self.query_one(BidHistory).show(tableview.history_lines(table, game))
-        self._put("#current-bid", tableview.current_bid_line(table, game))
+        tr = self.tr
+        self.query_one(CupsPanel).show(tableview.cups(tr, table, game))
+        self.query_one(BidHistory).show(tableview.history_lines(tr, table, game))
+        self._put("#current-bid", tableview.current_bid_line(tr, table, game))
         mine = game.seats[game.me] if game.me is not None else None
         over = game.phase == "over"
         if mine is None:
-            label = "Watching"
+            label = tr._("Watching")
         elif over and mine.dice:  # the winner: no cup is rolled again
-            label = "Game over\nyou won"
+            label = tr._("Game over") + "\n" + tr._("you won")
         elif mine.dice == 0:
-            label = "Your dice\nnone left"
-        elif mine.shown:  # set aside face up: in the cup are only the hidden ones
-            in_cup = len(mine.hidden or ())
-            label = f"Your dice\n{in_cup} in cup\nshown {' '.join(map(str, mine.shown))}"
+            label = tr._("Your dice") + "\n" + tr._("none left")
+        elif mine.shown and not over:  # set aside face up, drawn after the hidden ones
+            in_cup = tr.n_("{n} in cup", "{n} in cup", len(mine.hidden or ()))
+            aside = tr.n_("{n} set aside", "{n} set aside", len(mine.shown))
+            label = tr._("Your dice") + f"\n{in_cup}\n{aside}"
         else:
-            label = f"Your dice\n{mine.dice} in cup"
+            label = tr._("Your dice") + "\n" + tr.n_("{n} in cup", "{n} in cup", mine.dice)
         self._put("#my-label", label)
         if mine is None:
-            note = "Spectators see every cup, never the dice."
+            note = tr._("Spectators see every cup, never the dice.")
         elif over and mine.dice:
-            left = f"{mine.dice} {'die' if mine.dice == 1 else 'dice'}"
-            note = f"You won, with {left} left."
+            note = tr.n_("You won, with {n} die left.", "You won, with {n} dice left.", mine.dice)
         elif mine.dice == 0:
-            note = "You are out of this game."
+            note = tr._("You are out of this game.")
         else:
-            note = "Rolling…"
+            note = tr._("Rolling…")
         hidden = (mine.hidden or ()) if mine and not over else ()
-        self.query_one(DiceRow).show(hidden, note)
+        shown = mine.shown if mine and not over else ()
+        self.query_one(DiceRow).show(hidden, note, shown)
         if self._composer.follow(game):
             self._error = None
             self._reroll_plan = ()
@@ -217,16 +253,17 @@ class TableScreen(Screen[None]):
         game = self.game
         if game is None:
             return
-        names = tableview.seat_names(self._table) if self._table else []
+        tr = self.tr
+        names = tableview.seat_names(tr, self._table) if self._table else []
+        waiting = tr._("Waiting for {name}…", name=names[game.turn]) if names else ""
         if game.me is None or game.seats[game.me].dice == 0:  # watching: no moves to offer
-            waiting = game.phase == "bidding" and bool(names)
-            self._put("#composer", f"Waiting for {names[game.turn]}…" if waiting else "")
+            self._put("#composer", waiting if game.phase == "bidding" else "")
             self._put("#status", "")
             return
         if game.choices.bids:
-            self._put("#composer", self._composer.line(game, self._reroll_plan))
+            self._put("#composer", self._composer.line(game, self._reroll_plan, tr))
         elif game.phase == "bidding" and game.me != game.turn:
-            self._put("#composer", f"Waiting for {names[game.turn]}…")
+            self._put("#composer", waiting)
         else:
             self._put("#composer", "")
         if self._error:
@@ -234,75 +271,7 @@ class TableScreen(Screen[None]):
         elif self.has_class("-reveal"):  # the reveal says what to do: any key goes on
             self._put("#status", "")
         else:
-            self._put("#status", tableview.hint_line(game))
-
-    # ---- following rounds: reveal and game over --------------------------------------------
-
-    def _follow_round(self, table: protocol.TableState) -> None:
-        """Open the reveal when a round has just ended, and the game-over dialog after the
-        last round's reveal; close them when a new game begins."""
-        game = table.game
-        if game is None or game.last is None:  # no game, or a new one: nothing to reveal
-            self._revealed = self._seen_round = None
-            self._hide_reveal()
-            self._close_game_over()
-            return
-        fresh = game.phase in ("rolling", "over") or (
-            self._seen_round is not None and game.round_index > self._seen_round
-        )
-        self._seen_round = game.round_index
-        if fresh and game.round_index != self._revealed:
-            self._revealed = game.round_index
-            self.query_one(RevealPanel).show(
-                game.last, tableview.seat_names(table), game.round_index - 1
-            )
-            self.set_focus(None)
-            self.add_class("-reveal")
-            self._draw_composer()
-        elif game.phase == "bidding" and game.bids and self.has_class("-reveal"):
-            # the next round is already being bid (the reveal timed out, or this viewer
-            # is only watching): show the table rather than an old round
-            self._hide_reveal()
-        if game.phase == "over":
-            if self._game_over is None and not self.has_class("-reveal"):
-                self._game_over = GameOverScreen()
-                self.app.push_screen(self._game_over, self._game_over_closed)
-            if self._game_over is not None:
-                self._game_over.show(table)
-        else:
-            self._close_game_over()
-
-    def _hide_reveal(self) -> None:
-        if self.has_class("-reveal"):
-            self.remove_class("-reveal")
-            self._draw_composer()
-        self._refresh_keys()
-
-    def _close_reveal(self) -> None:
-        """The player has seen the reveal: tell the lobby if it still waits, go on."""
-        self._hide_reveal()
-        game = self.game
-        if game is None or self._revealed is None:
-            return
-        if game.me is not None and game.phase == "rolling":  # the lobby waits for us
-            self.post_message(Send(protocol.Ready(round=self._revealed - 1)))
-        if self._table is not None and game.phase == "over":
-            self._follow_round(self._table)
-
-    def on_reveal_panel_closed(self, event: RevealPanel.Closed) -> None:
-        event.stop()
-        self._close_reveal()
-
-    def _game_over_closed(self, _: None) -> None:
-        self._game_over = None
-
-    def _close_game_over(self) -> None:
-        """A new game began: close the dialogs left over from the last one."""
-        if self._game_over is None:
-            return
-        self._game_over = None
-        while self.app.screen is not self and self in self.app.screen_stack:
-            self.app.pop_screen()
+            self._put("#status", tableview.hint_line(tr, game))
 
     # ---- which keys are offered --------------------------------------------------------------
 
@@ -314,7 +283,7 @@ class TableScreen(Screen[None]):
         t, game = self._table, self.game
         if action in ("add_bot", "start"):
             return t is not None and t.status == "waiting" and self._is_creator()
-        if action == "leave":
+        if action in ("leave", "chat"):
             return True
         if self.has_class("-reveal"):  # any key but leave and help closes it first
             return False
@@ -331,7 +300,9 @@ class TableScreen(Screen[None]):
             call = parameters[0]
             if call == "calza" and options.calza == "off":
                 return False
-            if call == "jonti" and not options.jonti:
+            if call == "jonti":  # out of turn: offered only while allowed
+                return options.jonti and choices.jonti
+            if not game.bids:  # nothing to call yet: room in the footer for the others
                 return False
             return True if getattr(choices, str(call)) else None
         if action == "calzone":
@@ -346,11 +317,14 @@ class TableScreen(Screen[None]):
         game = self.game
         if game is None or self._table is None:
             return None
-        return call_refusal(game, call, tableview.seat_names(self._table))
+        return call_refusal(self.tr, game, call, tableview.seat_names(self.tr, self._table))
 
     def on_key(self, event: events.Key) -> None:
         """Any key but those the footer shows closes the reveal; else explain a key whose move
-        is not allowed now (its binding is disabled)."""
+        is not allowed now (its binding is disabled or hidden: jonti, say, is offered only
+        while RULES.md §5 allows it, and its key says why not)."""
+        if isinstance(self.focused, ChatInput):  # typing a chat line: the keys are its own
+            return
         if self.has_class("-reveal"):
             if event.key in _KEYS_DURING_REVEAL:
                 return
@@ -366,8 +340,8 @@ class TableScreen(Screen[None]):
         if call is not None:
             reason = self._call_refusal(call)
         elif event.key == "enter" and not game.choices.bids:
-            names = tableview.seat_names(self._table)
-            reason = bid_refusal(game, self._composer.bid, names)
+            names = tableview.seat_names(self.tr, self._table)
+            reason = bid_refusal(self.tr, game, self._composer.bid, names)
         if reason:
             self._refuse(reason)
 
@@ -391,8 +365,8 @@ class TableScreen(Screen[None]):
             return
         self._error = None
         if not self._composer.pick_face(game, face):
-            names = tableview.seat_names(self._table)
-            self._error = bid_refusal(game, self._composer.bid, names)
+            names = tableview.seat_names(self.tr, self._table)
+            self._error = bid_refusal(self.tr, game, self._composer.bid, names)
         self._draw_composer()
 
     def action_face_step(self, step: int) -> None:
@@ -405,7 +379,7 @@ class TableScreen(Screen[None]):
         game = self.game
         if game is None or self._table is None:
             return False
-        reason = bid_refusal(game, bid, tableview.seat_names(self._table))
+        reason = bid_refusal(self.tr, game, bid, tableview.seat_names(self.tr, self._table))
         if reason is not None:
             self._refuse(reason)
             return False
@@ -446,7 +420,7 @@ class TableScreen(Screen[None]):
         self._reroll_dialog = None
         if self.app.screen is dialog:
             dialog.dismiss(None)
-        self._error = "Too late to show and reroll: the next player has already played"
+        self._error = self.tr._("Too late to show and reroll: the next player has already played")
 
     def action_reroll(self) -> None:
         game = self.game
@@ -465,6 +439,24 @@ class TableScreen(Screen[None]):
 
         self._reroll_dialog = RerollDialog(hidden, planning=planning)
         self.app.push_screen(self._reroll_dialog, chosen)
+
+    def action_chat(self) -> None:
+        """`t`: open the table's chat, the cursor on its line; `t` (from the table's keys)
+        or Escape (from the line) closes it."""
+        chat = self.query_one(ChatPane)
+        if self.has_class("-chat"):
+            self.remove_class("-chat")
+            if isinstance(self.focused, ChatInput):
+                self.set_focus(None)
+        else:
+            self.add_class("-chat")
+            chat.redraw()
+            chat.focus_input()
+
+    def on_chat_pane_done(self, event: ChatPane.Done) -> None:
+        event.stop()
+        self.remove_class("-chat")
+        self.set_focus(None)
 
     def action_add_bot(self) -> None:
         self.post_message(Send(protocol.AddBot()))
@@ -486,7 +478,7 @@ class TableScreen(Screen[None]):
             mid_game = False  # already out: nobody takes the seat over
         if self._table is not None and self._table.status == "waiting":
             mid_game = False
-        if not mid_game:
+        if not mid_game or game is None:
             self.post_message(Send(protocol.LeaveTable()))
             return
 
@@ -494,13 +486,16 @@ class TableScreen(Screen[None]):
             if yes:
                 self.post_message(Send(protocol.LeaveTable()))
 
-        self.app.push_screen(
-            ConfirmDialog("Leave this game? A bot takes your seat and plays on."), confirmed
-        )
+        question = leave_question(game.options.preset, between_rounds=game.phase != "bidding")
+        self.app.push_screen(ConfirmDialog(question), confirmed)
 
     def on_bid_input_too_long(self, event: BidInput.TooLong) -> None:
         event.stop()
-        self._refuse(f"A bid is short, like 5x4 or 3p: at most {BidInput.MAX_LENGTH} characters")
+        self._refuse(
+            self.tr._(
+                "A bid is short, like 5x4 or 3p: at most {n} characters", n=BidInput.MAX_LENGTH
+            )
+        )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """A typed bid (or a call word): check it, send it, or say what is wrong."""
@@ -509,20 +504,23 @@ class TableScreen(Screen[None]):
         game = self.game
         if not text or game is None:
             return
-        if text in _CALLS:
-            if self.check_action("call", (text,)):
+        call = parse_call(text, self.terms)
+        if call is not None:
+            if self.check_action("call", (call,)):
                 event.input.clear()
                 self.set_focus(None)
-                self.action_call(text)
+                self.action_call(call)
             else:
+                word = call_word(self.terms, call)
                 self._refuse(
-                    self._call_refusal(text) or f"{text.capitalize()} is not played at this table"
+                    self._call_refusal(call)
+                    or self.tr._("{call} is not played at this table", call=word)
                 )
             return
         try:
             bid = parse_bid(text)
         except BidSyntaxError as err:
-            self._refuse(str(err))
+            self._refuse(err.text(self.tr))
             return
         if self._try_bid(bid):
             event.input.clear()
@@ -530,3 +528,20 @@ class TableScreen(Screen[None]):
         else:
             self._composer.take(bid)
             self._draw_composer()
+
+
+def leave_question(preset: str, between_rounds: bool = False) -> Question:
+    """The question before leaving mid-game, as a function of the translator (asked again in
+    another language after a switch): at a club table the cup stays until the round ends,
+    then the player is out — at once `between_rounds` (RULES.md §6); elsewhere a bot plays
+    the seat on."""
+    if preset == "club" and between_rounds:
+        return lambda tr: tr._(
+            "Leave this game? You are out at once, and your tokens stay in the bank."
+        )
+    if preset == "club":
+        return lambda tr: tr._(
+            "Leave this game? Your cup stays on the table until the round ends; then you are "
+            "out, and your tokens stay in the bank."
+        )
+    return lambda tr: tr._("Leave this game? A bot takes your seat and plays on.")

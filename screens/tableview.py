@@ -1,6 +1,8 @@
 """What the table screen writes, line by line, from a `TableState` (pure; no Textual widgets).
 
-Each function turns the lobby's per-player view into one piece of text for one widget.
+Each function turns the lobby's per-player view into one piece of text for one widget, in
+the language of `tr` (`perudo_ssh.i18n.Translator`), the game's words as the table plays them
+(`tr.terms(options)`).
 """
 
 from __future__ import annotations
@@ -8,67 +10,113 @@ from __future__ import annotations
 from textual.content import Content
 
 from perudo_ssh import protocol
+from perudo_ssh.i18n import Translator
 from perudo_ssh.rules import GameView
 from screens.bidtext import format_bid
+from screens.refusals import rule_reason
 from screens.widgets import Cup
-from screens.wording import CALZA_MODES, raise_hint
+from screens.wording import raise_hint
 
-BANNERS = {
-    "palifico": "PALIFICO — pacos are not wild, face is fixed",
-    "calzone": "CALZONE — pacos not wild; only one-die players may change face",
-}
-# the banner must fit 80 columns: a player who may change face gets a banner of their own
-MAY_CHANGE_FACE = "{} — pacos not wild; you hold one die, so you may change face"
+BANNER_WIDTH = 80
+"""Columns for the special-round banner: it must fit an 80-column terminal."""
 
 
-def seat_names(table: protocol.TableState) -> list[str]:
+def seat_names(tr: Translator, table: protocol.TableState) -> list[str]:
     """Seat names by seat index; seats not yet taken are named `seat N`."""
     names = [seat.name for seat in table.seats]
-    return names + [f"seat {n + 1}" for n in range(len(names), table.size)]
+    return names + [tr._("seat {n}", n=n + 1) for n in range(len(names), table.size)]
 
 
 TITLE_WIDTH = 78
 """Columns for the title: an 80-column terminal less the title's padding."""
-_CALZA_SHORT = {**CALZA_MODES, "on-turn": "on turn"}  # the title's room is short
 
 
-def title_line(table: protocol.TableState) -> str:
-    """`#3 ana's table · round 2 · 9 dice in play · classic · calza: off`: what changes during
-    the game comes first; when that is too wide for `TITLE_WIDTH` columns, the preset's name
-    goes first, then the calza mode (the help page has the table's rules in full)."""
+def _calza_mode(tr: Translator, mode: str) -> str:
+    match mode:
+        case "off":
+            return tr.p_("calza mode", "off")
+        case "on-turn":
+            return tr.p_("calza mode", "on turn")
+        case "anytime":
+            return tr.p_("calza mode", "any time")
+    return mode
+
+
+def status_word(tr: Translator, status: str) -> str:
+    """A table's status ("waiting", "playing", "over") in words."""
+    match status:
+        case "waiting":
+            return tr.p_("table status", "waiting")
+        case "playing":
+            return tr.p_("table status", "playing")
+        case "over":
+            return tr.p_("table status", "over")
+    return status
+
+
+def title_line(tr: Translator, table: protocol.TableState) -> str:
+    """`#3 ana's table · round 2 · 9 dice in play · bank ¤31 · classic · calza: off`: what
+    changes during the game comes first (the bank of a table with stakes too, RULES.md §6);
+    when that is too wide for `TITLE_WIDTH` columns, the preset's name goes first, then the
+    calza mode (the help page has the table's rules in full)."""
     parts = [f"#{table.id} {table.name}"]
     if table.me is None:
-        parts.append("watching")
+        parts.append(tr._("watching"))
     game = table.game
     if game is not None:
         options = game.options
-        if game.phase != "over":
-            parts += [f"round {game.round_index + 1}", f"{game.dice_in_play} dice in play"]
-        if game.tokens is not None:
-            parts.append(f"bank ¤{game.tokens.bank}")
+        if game.phase != "over":  # at the end the bank is the winner's: the dialog says so
+            parts.append(tr._("round {n}", n=game.round_index + 1))
+            parts.append(tr.n_("{n} die in play", "{n} dice in play", game.dice_in_play))
+            if game.tokens is not None:
+                parts.append(tr._("bank ¤{bank}", bank=game.tokens.bank))
         fixed: list[str] = [options.preset]
         if not options.jonti:  # the club plays jonti instead of calza
-            fixed.append(f"calza: {_CALZA_SHORT.get(options.calza, options.calza)}")
+            calza = tr.terms(options).calza.lower()
+            fixed.append(f"{calza}: {_calza_mode(tr, options.calza)}")
         while fixed and len(" · ".join(parts + fixed)) > TITLE_WIDTH:
             fixed.pop(0)
         parts += fixed
     else:
-        parts.append(table.status)
+        parts.append(status_word(tr, table.status))
     return " · ".join(parts)
 
 
-def banner_line(game: GameView | None) -> str | None:
-    """The special-round banner, or None in a normal round (RULES.md §4)."""
+def banner_line(tr: Translator, table: protocol.TableState, game: GameView | None) -> str | None:
+    """The special-round banner, or None in a normal round (RULES.md §4): the round's kind,
+    that pacos are not wild, and who may change face — the one-die players by name (`you`
+    first) under `special_face_change = one-die-players`, else nobody. Everyone sees it,
+    spectators too. At most `BANNER_WIDTH` columns (the names give way)."""
     if game is None or game.phase != "bidding" or game.special is None:
         return None
-    if game.may_change_face:
-        return MAY_CHANGE_FACE.format(game.special.upper())
-    return BANNERS.get(game.special, game.special.upper())
+    special = tr.terms(game.options).special(game.special).upper()
+    if game.options.special_face_change != "one-die-players":
+        return tr._("{special} — pacos are not wild, face is fixed", special=special)
+    names = seat_names(tr, table)
+    changers = [s.seat for s in game.seats if s.dice == 1]
+    if game.me in changers:  # you first: the one name the player looks for
+        changers.remove(game.me)
+        who = [tr._("you"), *(names[s] for s in changers)]
+    else:
+        who = [names[s] for s in changers]
+    if not who:
+        return tr._("{special} — pacos not wild; nobody may change face", special=special)
+    listed = ", ".join(who)
+    line = tr._(
+        "{special} — pacos not wild; may change face: {names}", special=special, names=listed
+    )
+    while len(line) > BANNER_WIDTH and len(listed) > 1:
+        listed = listed[:-2] + "…"
+        line = tr._(
+            "{special} — pacos not wild; may change face: {names}", special=special, names=listed
+        )
+    return line
 
 
-def cups(table: protocol.TableState, game: GameView) -> list[Cup]:
-    """Every seat as a cup, the seat to act marked while the round is being bid."""
-    names = seat_names(table)
+def cups(tr: Translator, table: protocol.TableState, game: GameView) -> list[Cup]:
+    """Every seat as a cup, the seat to act marked while the round is being bid; its dice set
+    aside face up and its token balance shown (RULES.md §6)."""
+    names = seat_names(tr, table)
     bots = [seat.bot for seat in table.seats] + [False] * table.size
     return [
         Cup(
@@ -84,117 +132,170 @@ def cups(table: protocol.TableState, game: GameView) -> list[Cup]:
     ]
 
 
-def history_lines(table: protocol.TableState, game: GameView) -> list[str]:
-    """The round's bids, oldest first; in the first round, the opening roll before them."""
-    names = seat_names(table)
-    lines: list[str] = []
-    if game.round_index == 0 and table.opening:
-        n = game.options.opening_roll_dice
-        lines.append(f"Opening roll ({n} {'die' if n == 1 else 'dice'})")
-        lines.append("  the highest total opens" if n > 1 else "  the highest die opens")
-        for seat, name in enumerate(names[: len(table.opening[0])]):
-            totals = [str(roll[seat]) for roll in table.opening if roll[seat] is not None]
-            if totals:  # one line per seat; a tie adds its roll-off totals after the first
-                lines.append(f"  {name[:14]:<14} {' '.join(totals)}")
-    lines += [f"{names[e.seat][:14]:<14} {format_bid(e.bid)}" for e in game.bids]
+HISTORY_WIDTH = 26
+"""Columns of the bids sidebar's text (28 less its padding)."""
+
+
+def opening_lines(tr: Translator, table: protocol.TableState, game: GameView) -> list[Content]:
+    """The opening roll (RULES.md §2.2): each seat's total, then the totals of every tie's
+    roll-off after an arrow; then who opens. Empty when the table has no opening roll."""
+    if not table.opening:
+        return []
+    names = seat_names(tr, table)
+    n = game.options.opening_roll_dice
+    lines = [
+        Content.styled(
+            tr.n_("Opening roll: {n} die each", "Opening roll: {n} dice each", n), "bold"
+        )
+    ]
+    for seat, name in enumerate(names[: len(table.opening[0])]):
+        totals = [str(roll[seat]) for roll in table.opening if roll[seat] is not None]
+        if totals:  # one line per seat; a tie adds its roll-off totals after the first
+            lines.append(Content(f"  {name[:11]:<11} {' → '.join(totals)}"))
+    if len(table.opening) > 1:
+        lines.append(Content.styled("  " + tr._("ties roll again"), "dim"))
+    if game.opener == game.me:
+        lines.append(Content.styled(tr._("▶ you open"), "bold $accent"))
+    else:
+        opens = tr._("▶ {name} opens", name=names[game.opener])
+        lines.append(Content.styled(opens[:HISTORY_WIDTH], "bold"))
     return lines
 
 
-def current_bid_line(table: protocol.TableState, game: GameView) -> Content:
+def history_lines(tr: Translator, table: protocol.TableState, game: GameView) -> list[Content]:
+    """The round's bids, oldest first; in the first round, the opening roll before them."""
+    names = seat_names(tr, table)
+    terms = tr.terms(game.options)
+    lines = opening_lines(tr, table, game) if game.round_index == 0 else []
+    lines += [Content(f"{names[e.seat][:14]:<14} {format_bid(e.bid, terms)}") for e in game.bids]
+    return lines
+
+
+def _with_bold(template: str, bold: str) -> Content:
+    """`template` (a translated sentence) with its one `\0` replaced by `bold`, in bold."""
+    before, _, after = template.partition("\0")
+    return Content.assemble(before, (bold, "bold"), after)
+
+
+def current_bid_line(tr: Translator, table: protocol.TableState, game: GameView) -> Content:
     """The bid on the table and who made it, then whose turn it is."""
-    names = seat_names(table)
+    names = seat_names(tr, table)
     if game.phase == "over":
-        return Content.styled(game_over_line(table, game), "bold")
+        return Content.styled(game_over_line(tr, table, game), "bold")
     if game.phase == "rolling":
         if table.waiting_for:
             me = names[game.me] if game.me is not None else None
-            who = [("you" if name == me else name) for name in table.waiting_for]
-            who.sort(key=lambda name: name != "you")
-            listed = ", ".join(who[:-1]) + " and " + who[-1] if len(who) > 1 else who[0]
-            return Content(f"Round over: waiting for {listed} to go on…")
-        return Content("Round over: the dice are being rolled again…")
+            you = tr._("you")
+            who = [(you if name == me else name) for name in table.waiting_for]
+            who.sort(key=lambda name: name != you)
+            if len(who) > 1:
+                listed = tr._("{names} and {last}", names=", ".join(who[:-1]), last=who[-1])
+            else:
+                listed = who[0]
+            return Content(tr._("Round over: waiting for {names} to go on…", names=listed))
+        return Content(tr._("Round over: the dice are being rolled again…"))
     mine = game.turn == game.me
     turn = (
-        Content.styled("your turn", "bold reverse $accent")
+        Content.styled(tr._("your turn"), "bold reverse $accent")
         if mine
-        else Content(f"{names[game.turn]} to play")
+        else Content(tr._("{name} to play", name=names[game.turn]))
     )
     if game.bids:
         last = game.bids[-1]
-        said = Content.assemble(
-            "Current bid: ", (format_bid(last.bid), "bold"), f" by {names[last.seat]}"
-        )
+        template = tr._("Current bid: {bid} by {name}", bid="\0", name=names[last.seat])
+        said = _with_bold(template, format_bid(last.bid, tr.terms(game.options)))
+    elif game.round_index == 0 and table.opening:  # the opening roll decided it
+        if mine:
+            said = Content(tr._("You won the opening roll: you open"))
+        else:
+            said = Content(tr._("{name} won the opening roll and opens", name=names[game.turn]))
+    elif mine:
+        said = Content(tr._("You open the round"))
     else:
-        opener = "You open" if mine else f"{names[game.turn]} opens"
-        said = Content(f"{opener} the round")
+        said = Content(tr._("{name} opens the round", name=names[game.turn]))
     return Content.assemble(said, " · ", turn)
 
 
-def game_over_line(table: protocol.TableState, game: GameView) -> str:
+def game_over_line(tr: Translator, table: protocol.TableState, game: GameView) -> str:
     """`Game over: you win!` for the winner, `Game over: ana wins.` for everyone else; a bot
     playing on in a seat (a human's who left) is named as a bot (RULES.md §2.6)."""
     if game.winner is None:
-        return "Game over."
+        return tr._("Game over.")
     if game.winner == game.me:
-        return "Game over: you win!"
-    name = seat_names(table)[game.winner]
+        return tr._("Game over: you win!")
+    name = seat_names(tr, table)[game.winner]
     if game.winner < len(table.seats) and table.seats[game.winner].bot:
-        name += " (bot)"
-    return f"Game over: {name} wins."
+        name = tr._("{name} (bot)", name=name)
+    return tr._("Game over: {name} wins.", name=name)
 
 
-def waiting_lines(table: protocol.TableState, me_creator: bool) -> tuple[str, str]:
+def waiting_lines(tr: Translator, table: protocol.TableState, me_creator: bool) -> tuple[str, str]:
     """The seats of a waiting table (one per line), and what happens next."""
     rows = []
     for n in range(table.size):
         if n < len(table.seats):
             seat = table.seats[n]
-            tags = [t for t, on in (("bot", seat.bot), ("creator", n == table.creator)) if on]
-            you = " ← you" if n == table.me else ""
-            rows.append(
-                f"  {n + 1}. {seat.name}{' (' + ', '.join(tags) + ')' if tags else ''}{you}"
-            )
+            tags = [
+                tag
+                for tag, on in ((tr._("bot"), seat.bot), (tr._("creator"), n == table.creator))
+                if on
+            ]
+            row = f"  {n + 1}. {seat.name}" + (f" ({', '.join(tags)})" if tags else "")
+            if n == table.me:
+                row += " " + tr._("← you")
+            rows.append(row)
         else:
-            rows.append(f"  {n + 1}. — free —")
+            rows.append(f"  {n + 1}. " + tr._("— free —"))
     missing = table.size - len(table.seats)
-    wait = f"Waiting for {missing} more player{'s' if missing != 1 else ''}. " if missing else ""
+    wait = ""
+    if missing:
+        wait = tr.n_("Waiting for {n} more player.", "Waiting for {n} more players.", missing) + " "
     if me_creator:
-        hint = wait + "Press b to add a bot, s to start now (2 players or more)."
+        hint = wait + tr._("Press b to add a bot, s to start now (2 players or more).")
     else:
-        creator = "the creator"
+        creator = tr._("the creator")
         if table.creator is not None and table.creator < len(table.seats):
             creator = table.seats[table.creator].name
-        hint = wait + f"{creator} starts the game."
+        hint = wait + tr._("{name} starts the game.", name=creator)
     return "\n".join(rows), hint
 
 
-def hint_line(game: GameView) -> str:
+def hint_line(tr: Translator, game: GameView) -> str:
     """What the viewer may do now, in words: how to raise, and the other moves open to them.
     Empty for a spectator or a player already out."""
     choices = game.choices
     if game.me is None or game.seats[game.me].dice == 0:
         return ""
+    terms = tr.terms(game.options)
     parts = []
     if choices.calzone:
-        parts.append("z: declare a calzone round (pacos not wild) before bidding")
+        parts.append(
+            tr._(
+                "z: declare a {calzone} round (pacos not wild) before bidding",
+                calzone=terms.calzone,
+            )
+        )
     if choices.bids:
         if game.bids:
-            parts.append(raise_hint(game) or "")
+            parts.append(raise_hint(tr, game) or "")
         elif game.wild:
-            parts.append("Open the round: any face from 2 to 6")
+            parts.append(tr._("Open the round: any face from 2 to 6"))
+        elif game.may_change_face:
+            parts.append(tr._("Open this round: any bid, pacos too; you may change face later"))
         else:
-            parts.append("Open this round: any bid; the face then stays")
+            parts.append(tr._("Open this round: any bid; the face then stays"))
     if choices.reroll:
-        parts.append("r: show some dice and reroll the rest, before the next player acts")
+        parts.append(tr._("r: show some dice and reroll the rest, before the next player acts"))
     if game.phase == "bidding" and game.options.calza != "off":
         if choices.calza:
-            parts.append("c: calza now")
+            parts.append(tr._("c: {calza} now", calza=terms.calza))
         elif (
             choices.calza_why
             and game.bids
             and (game.turn == game.me or game.options.calza == "anytime")
         ):  # why not, only when the player could otherwise call it now
-            parts.append(f"calza: {choices.calza_why}")
+            why = rule_reason(tr, "calza_not_allowed", choices.calza_why, terms)
+            parts.append(f"{terms.calza}: {why}")
     if game.phase == "bidding" and game.options.jonti and choices.jonti:
-        parts.append("j: jonti now")
+        parts.append(tr._("j: {jonti} now", jonti=terms.jonti))
     return " · ".join(p for p in parts if p)

@@ -2,7 +2,8 @@
 
 Widgets only draw what a screen last handed them (`show(...)`); the game itself lives in the
 lobby's `TableState`. Each redraw keeps the widget's size, so it refreshes without layout
-(TEXTUAL-OVER-SSH.md: update in place).
+(TEXTUAL-OVER-SSH.md: update in place). Their own words ("(you)", "5 dice", "out") are in the
+app's language (`app.tr`; English in an app without one, as in a bare test app).
 """
 
 from __future__ import annotations
@@ -13,21 +14,33 @@ from typing import NamedTuple
 from textual.content import Content
 from textual.widget import Widget
 
+from perudo_ssh.i18n import Translator, translator
+
 # Box-drawing digits render in any UTF-8 terminal; the paco (face 1) gets a double box.
 _BOX = ("┌───┐", "│ {} │", "└───┘")
 _PACO_BOX = ("╔═══╗", "║ {} ║", "╚═══╝")
+# dice set aside face up (show and reroll, RULES.md §6): a heavy box, drawn in reverse
+_SHOWN_BOX = ("┏━━━┓", "┃ {} ┃", "┗━━━┛")
 CARD_WIDTH = 46
 """Columns of one seat's box; a wide table lays the boxes side by side."""
 
 
-def die_lines(face: int) -> tuple[str, str, str]:
-    """Three text lines drawing one die; face 1 (paco) in a double box."""
-    top, middle, bottom = _PACO_BOX if face == 1 else _BOX
+def app_tr(widget: Widget) -> Translator:
+    """The translator of the app `widget` is in (`PerudoApp.tr`), else English."""
+    tr = getattr(widget.app, "tr", None)
+    return tr if isinstance(tr, Translator) else translator("en")
+
+
+def die_lines(face: int, shown: bool = False) -> tuple[str, str, str]:
+    """Three text lines drawing one die; face 1 (paco) in a double box, a die set aside face
+    up (`shown`) in a heavy one."""
+    top, middle, bottom = _SHOWN_BOX if shown else _PACO_BOX if face == 1 else _BOX
     return top, middle.format(face), bottom
 
 
 class DiceRow(Widget):
-    """A row of large boxed dice, three lines tall. Pacos are double-boxed and coloured."""
+    """A row of large boxed dice, three lines tall: the hidden dice, then (apart) the dice set
+    aside face up. Pacos are double-boxed and coloured; set-aside dice heavy-boxed."""
 
     DEFAULT_CSS = """
     DiceRow {
@@ -39,29 +52,37 @@ class DiceRow(Widget):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._faces: tuple[int, ...] = ()
+        self._shown: tuple[int, ...] = ()
         self._note = ""
 
-    def show(self, faces: Sequence[int], note: str = "") -> None:
-        """Draw `faces` (in hand order); `note` replaces the dice when there are none."""
-        faces, note = tuple(faces), note
-        if (faces, note) != (self._faces, self._note):
-            self._faces, self._note = faces, note
+    def show(self, faces: Sequence[int], note: str = "", shown: Sequence[int] = ()) -> None:
+        """Draw `faces` (in hand order) and `shown`, the dice set aside face up (RULES.md §6);
+        `note` replaces the dice when there are none."""
+        drawn = (tuple(faces), tuple(shown), note)
+        if drawn != (self._faces, self._shown, self._note):
+            self._faces, self._shown, self._note = drawn
             self.refresh()
 
     def render(self) -> Content:
-        if not self._faces:
+        if not self._faces and not self._shown:
             return Content(self._note)
         rows: list[list[tuple[str, str]]] = [[], [], []]
         for face in self._faces:
             style = "bold $accent" if face == 1 else "bold"
             for row, text in zip(rows, die_lines(face), strict=True):
-                row.append((text, style))
-                row.append((" ", ""))
+                row += [(text, style), (" ", "")]
+        if self._faces and self._shown:
+            for row in rows:
+                row.append(("  ", ""))
+        for face in self._shown:
+            for row, text in zip(rows, die_lines(face, shown=True), strict=True):
+                row += [(text, "bold reverse"), (" ", "")]
         return Content("\n").join(Content.assemble(*row) for row in rows)
 
 
 class Cup(NamedTuple):
-    """One seat as drawn around the table."""
+    """One seat as drawn around the table: `dice` its count, `shown` its dice set aside face
+    up (RULES.md §6), `tokens` its balance at a table with stakes (else None)."""
 
     name: str
     dice: int
@@ -95,17 +116,22 @@ class CupsPanel(Widget):
             self.refresh()
 
     @staticmethod
-    def _label(cup: Cup) -> str:
-        return cup.name + (" (you)" if cup.me else " (bot)" if cup.bot else "")
+    def _label(cup: Cup, tr: Translator) -> str:
+        if cup.me:
+            return tr._("{name} (you)", name=cup.name)
+        if cup.bot:
+            return tr._("{name} (bot)", name=cup.name)
+        return cup.name
 
     @staticmethod
-    def _dice(cup: Cup) -> list[tuple[str, str] | str]:
+    def _dice(cup: Cup, tr: Translator | None = None) -> list[tuple[str, str] | str]:
         """`[?][?][3][5]    4 dice  ¤8`: a `[?]` per hidden die, set-aside dice face up
-        (RULES.md §6), the count; or `out`."""
+        (RULES.md §6), the count; or `out`; then the balance at a table with stakes."""
+        tr = tr if tr is not None else translator("en")
         if cup.dice == 0:
-            parts: list[tuple[str, str] | str] = [("out", "dim")]
+            parts: list[tuple[str, str] | str] = [(tr._("out"), "dim")]
         else:
-            count = f"{cup.dice} {'die' if cup.dice == 1 else 'dice'}"
+            count = tr.n_("{n} die", "{n} dice", cup.dice)
             hidden = max(0, cup.dice - len(cup.shown))
             parts = [("[?]" * hidden, "bold $accent")]
             parts += [(f"[{face}]", "bold reverse") for face in cup.shown]
@@ -114,13 +140,13 @@ class CupsPanel(Widget):
             parts.append(f"  ¤{cup.tokens}")
         return parts
 
-    def _line(self, cup: Cup, width: int) -> Content:
+    def _line(self, cup: Cup, width: int, tr: Translator) -> Content:
         marker = "▶ " if cup.turn else "  "
-        dice = Content.assemble(*self._dice(cup))
+        dice = Content.assemble(*self._dice(cup, tr))
         # the name gives way first: a seat's line never wraps onto the next
         room = max(8, min(22, width - len(marker) - 2 - len(dice.plain)))
         name = (
-            f"{self._label(cup)[:room]:<{room}} ",
+            f"{self._label(cup, tr)[:room]:<{room}} ",
             "bold" if cup.me else "dim" if not cup.dice else "",
         )
         line = Content.assemble(marker, name, dice)[: max(1, width)]
@@ -128,13 +154,13 @@ class CupsPanel(Widget):
             line = line.pad_right(max(0, width - len(line.plain))).stylize("reverse")
         return line
 
-    def _card(self, cup: Cup, width: int) -> list[Content]:
+    def _card(self, cup: Cup, width: int, tr: Translator) -> list[Content]:
         """Three lines: the seat in a rounded box, its name in the top border."""
         inner = max(20, min(width, CARD_WIDTH) - 4)
         style = "bold $accent" if cup.turn else "dim" if not cup.dice else ""
-        label = ("▶ " if cup.turn else "") + self._label(cup)[: inner - 4]
+        label = ("▶ " if cup.turn else "") + self._label(cup, tr)[: inner - 4]
         top = f"╭─ {label} " + "─" * max(0, inner - len(label) - 1) + "╮"
-        body = Content.assemble(*self._dice(cup))[:inner]
+        body = Content.assemble(*self._dice(cup, tr))[:inner]
         body = body.pad_right(max(0, inner - len(body.plain)))
         if cup.turn:
             body = body.stylize("bold")
@@ -145,6 +171,7 @@ class CupsPanel(Widget):
         ]
 
     def render(self) -> Content:
+        tr = app_tr(self)
         width, height = self.size
         cups = self._cups
         columns = max(1, min(len(cups), (width + 2) // (CARD_WIDTH + 2)))
@@ -152,22 +179,23 @@ class CupsPanel(Widget):
         if cups and columns > 1 and height >= 3 * rows:  # wide: boxes side by side
             lines = []
             for first in range(0, len(cups), columns):
-                cards = [self._card(cup, CARD_WIDTH) for cup in cups[first : first + columns]]
+                cards = [self._card(cup, CARD_WIDTH, tr) for cup in cups[first : first + columns]]
                 lines += [Content("  ").join(parts) for parts in zip(*cards, strict=True)]
         elif cups and height >= 3 * len(cups):  # room for a box per seat
-            lines = [line for cup in cups for line in self._card(cup, width)]
+            lines = [line for cup in cups for line in self._card(cup, width, tr)]
         elif cups and height >= 2 * len(cups) - 1:  # a blank line between seats
             lines = []
             for cup in cups:
-                lines += [self._line(cup, width), Content("")]
+                lines += [self._line(cup, width, tr), Content("")]
             lines.pop()
         else:
-            lines = [self._line(cup, width) for cup in cups]
+            lines = [self._line(cup, width, tr) for cup in cups]
         return Content("\n").join(lines)
 
 
 class BidHistory(Widget):
-    """The round's bids, oldest first, keeping the newest in view."""
+    """The round's bids, oldest first, keeping the newest in view (and, in the first round,
+    the opening roll before them)."""
 
     DEFAULT_CSS = """
     BidHistory {
@@ -179,18 +207,21 @@ class BidHistory(Widget):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self._lines: tuple[str, ...] = ()
+        self._lines: tuple[Content, ...] = ()
+        self._key: tuple[object, ...] = ()
 
-    def show(self, lines: Sequence[str]) -> None:
-        """Draw the round's bid lines; redraws only when they changed."""
-        lines = tuple(lines)
-        if lines != self._lines:
-            self._lines = lines
+    def show(self, lines: Sequence[str | Content]) -> None:
+        """Draw the round's lines; redraws only when they changed."""
+        drawn = tuple(Content(line) if isinstance(line, str) else line for line in lines)
+        # Content compares by its text alone: compare the styles too
+        key = tuple((line.plain, tuple(line.spans)) for line in drawn)
+        if key != self._key:
+            self._lines, self._key = drawn, key
             self.refresh()
 
     def render(self) -> Content:
+        tr = app_tr(self)
         room = max(1, self.size.height - 1)
-        lines = self._lines[-room:] if self._lines else ("no bid yet",)
-        return Content("\n").join(
-            [Content.styled("Bids this round", "bold underline"), *map(Content, lines)]
-        )
+        lines = self._lines[-room:] if self._lines else (Content(tr._("no bid yet")),)
+        title = Content.styled(tr._("Bids this round"), "bold underline")
+        return Content("\n").join([title, *lines])

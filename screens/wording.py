@@ -1,106 +1,133 @@
 """Sentences for players: why a move is refused, what happened at a reveal, the table's rules.
 
 Pure functions over the rules' views (RULES.md §2–§7); no Textual. `names` is always the
-table's seat names, indexed by seat.
+table's seat names, indexed by seat. Every sentence is in the language of `tr` (a
+`perudo_ssh.i18n.Translator`), the game's words from `terms` (`tr.terms(options)`): message
+ids are English with named fields, extracted by Babel.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perudo_ssh.rules import PRESETS, Bid, GameView, Options, RoundResult
+from perudo_ssh.i18n import Terms, Translator
+from perudo_ssh.rules import Bid, GameView, RoundResult
 from screens.bidtext import face_name, format_bid
-
-PRESET_BLURBS: dict[str, str] = {
-    "classic": "the published rules: palifico, calza off",
-    "calza-anytime": "count or face, one at a time; calza any time",
-    "gamerules": "classic + calza on your turn (not in palifico)",
-    "club": "calzone, jonti, show and reroll, 10-token bank",
-}
-
-CALZA_MODES: dict[str, str] = {
-    "off": "off",
-    "on-turn": "on your turn",
-    "anytime": "any time",
-}
+from screens.refusals import rule_reason
 
 
 def _half_up(n: int) -> int:
     return (n + 1) // 2
 
 
-def raise_hint(view: GameView) -> str | None:
+def call_word(terms: Terms, call: str) -> str:
+    """The table's word for `call` ("dudo", "calza" or "jonti"), e.g. `Не верю`."""
+    return {"dudo": terms.dudo, "calza": terms.calza, "jonti": terms.jonti}.get(call, call)
+
+
+def raise_hint(tr: Translator, view: GameView) -> str | None:
     """How the current bid may be raised, in words; None before the round's first bid
     (RULES.md §3, §4)."""
     if not view.bids:
         return None
+    terms = tr.terms(view.options)
     last = view.bids[-1].bid
     n, f = last.count, last.face
-    said = format_bid(last)
+    said = format_bid(last, terms)
     rule = view.options.raise_rule
     if view.wild and f == 1:
-        return (
-            f"After {said} you must raise: {n + 1} pacos or more, "
-            f"or {2 * n + 1} dice of another face"
+        return tr._(
+            "After {bid} you must raise: {pacos} or more, or {count} dice of another face",
+            bid=said,
+            pacos=terms.pacos(n + 1),
+            count=2 * n + 1,
         )
     if not view.wild and not view.may_change_face:
-        kind = view.special or "special"
-        return f"In this {kind} round the face stays {face_name(f)}: bid {n + 1}×{f} or more"
+        return tr._(
+            "In this {special} round the face stays {face}: bid {bid} or more",
+            special=terms.special(view.special),
+            face=face_name(f, 2, terms),
+            bid=format_bid(Bid(count=n + 1, face=f), terms),
+        )
     if rule == "one-at-a-time":
-        ways = f"more {face_name(f)}, or the same count of a higher face"
+        ways = tr._(
+            "more {faces}, or the same count of a higher face", faces=face_name(f, 2, terms)
+        )
     elif rule == "monotone":
-        ways = "more dice, a higher face, or both"
+        ways = tr._("more dice, a higher face, or both")
     else:
-        ways = "more dice, or the same count of a higher face"
+        ways = tr._("more dice, or the same count of a higher face")
     if view.wild:
-        pacos = format_bid(Bid(count=_half_up(n), face=1))
-        return f"After {said} you must raise: {ways}, or {pacos}"
-    return f"After {said} you must raise: {ways} (pacos rank lowest and are not wild)"
+        pacos = format_bid(Bid(count=_half_up(n), face=1), terms)
+        return tr._(
+            "After {bid} you must raise: {ways}, or {pacos}", bid=said, ways=ways, pacos=pacos
+        )
+    return tr._(
+        "After {bid} you must raise: {ways} (pacos rank lowest and are not wild)",
+        bid=said,
+        ways=ways,
+    )
 
 
-def bid_refusal(view: GameView, bid: Bid, names: Sequence[str]) -> str | None:
+def bid_refusal(tr: Translator, view: GameView, bid: Bid, names: Sequence[str]) -> str | None:
     """Why the viewer may not bid `bid` now, or None when `bid` is in `choices.bids`."""
     if view.me is None:
-        return "Spectators watch: they do not bid"
+        return tr._("Spectators watch: they do not bid")
     if view.phase != "bidding":
-        return "The round is over: wait for the next roll"
+        return tr._("The round is over: wait for the next roll")
     if view.turn != view.me:
-        return f"It is not your turn: {names[view.turn]} is to play"
+        return tr._("It is not your turn: {name} is to play", name=names[view.turn])
     if bid in view.choices.bids:
         return None
     if bid.count > view.dice_in_play:
-        return f"There are only {view.dice_in_play} dice in play: bid at most {view.dice_in_play}"
+        return tr.n_(
+            "There is only {n} die in play: bid at most {n}",
+            "There are only {n} dice in play: bid at most {n}",
+            view.dice_in_play,
+        )
     if not view.bids and view.wild and bid.face == 1:
-        return "A normal round may not be opened on pacos: pick a face from 2 to 6"
+        return tr._("A normal round may not be opened on pacos: pick a face from 2 to 6")
     # said in full, not just the raise hint: that is already on screen, and a refusal that
     # reads the same as the hint looks as if the key did nothing
-    hint = raise_hint(view)
-    return f"{format_bid(bid)} is not allowed. {hint}" if hint else "That bid is not allowed now"
+    hint = raise_hint(tr, view)
+    if hint is None:
+        return tr._("That bid is not allowed now")
+    said = format_bid(bid, tr.terms(view.options))
+    return tr._("{bid} is not allowed. {hint}", bid=said, hint=hint)
 
 
-def dudo_refusal(view: GameView, names: Sequence[str]) -> str:
+def dudo_refusal(tr: Translator, view: GameView, names: Sequence[str]) -> str:
     """Why the viewer may not call dudo now (RULES.md §2.5)."""
+    dudo = tr.terms(view.options).dudo
     if view.me is None:
-        return "Spectators watch: they do not call"
+        return tr._("Spectators watch: they do not call")
     if view.phase != "bidding":
-        return "The round is over: wait for the next roll"
+        return tr._("The round is over: wait for the next roll")
     if view.turn != view.me:
-        return f"Dudo is called on your turn: {names[view.turn]} is to play"
+        return tr._(
+            "{dudo} is called on your turn: {name} is to play", dudo=dudo, name=names[view.turn]
+        )
     if not view.bids:
-        return "There is no bid to doubt yet: open the round with a bid"
-    return "You may not call dudo now"
+        return tr._("There is no bid to doubt yet: open the round with a bid")
+    return tr._("You may not call {dudo} now", dudo=dudo)
 
 
-def call_refusal(view: GameView, call: str, names: Sequence[str]) -> str | None:
+def call_refusal(tr: Translator, view: GameView, call: str, names: Sequence[str]) -> str | None:
     """Why the viewer may not call `call` now, or None if they may or the table does not
-    play it (RULES.md §2.5, §5)."""
+    play it (RULES.md §2.5, §5). The engine's reasons (`choices.calza_why`, `jonti_why`) are
+    said in the player's language (`screens.refusals.rule_reason`)."""
     choices = view.choices
+    terms = tr.terms(view.options)
     if call == "dudo" and not choices.dudo:
-        return dudo_refusal(view, names)
+        return dudo_refusal(tr, view, names)
     if call == "calza" and view.options.calza != "off" and not choices.calza:
-        return f"No calza now: {choices.calza_why or 'not allowed'}"
+        why = rule_reason(tr, "calza_not_allowed", choices.calza_why or "", terms)
+        return tr._("No {calza} now: {why}", calza=terms.calza, why=why)
     if call == "jonti" and view.options.jonti and not choices.jonti:
-        return f"No jonti now: {choices.jonti_why or 'not allowed'}"
+        if view.me is None:
+            return tr._("Spectators watch: they do not call")
+        why = rule_reason(tr, "jonti_not_allowed", choices.jonti_why or "", terms)
+        return tr._("No {jonti} now: {why}", jonti=terms.jonti, why=why)
     return None
 
 
@@ -111,53 +138,160 @@ def counts_for(result: RoundResult, face: int) -> bool:
     return face == 1 and result.special is None and result.bid.face != 1
 
 
-def tally_line(result: RoundResult) -> str:
+def tally_line(tr: Translator, terms: Terms, result: RoundResult) -> str:
     """`Counted 4 — bid was 4×5 (pacos wild)`."""
     if result.bid.face == 1:
-        how = "only pacos count"
+        how = tr._("only pacos count")
     elif result.special is None:
-        how = "pacos wild"
+        how = tr._("pacos wild")
     else:
-        how = f"{result.special}: pacos not wild"
-    return f"Counted {result.counted} — bid was {format_bid(result.bid)} ({how})"
+        how = tr._("{special}: pacos not wild", special=terms.special(result.special))
+    bid = format_bid(result.bid, terms)
+    return tr._(
+        "Counted {counted} — bid was {bid} ({how})", counted=result.counted, bid=bid, how=how
+    )
 
 
-def _there_were(counted: int, exactly: str = "") -> str:
-    return f"there {'was' if counted == 1 else 'were'} {exactly}{counted}"
-
-
-def reveal_story(result: RoundResult, names: Sequence[str]) -> str:
-    """Who called what on whom, and who lost or gained a die, in words (RULES.md §2.5, §5)."""
-    caller, bidder = names[result.caller], names[result.bidder]
-    said = f"{result.call} on {bidder}'s {format_bid(result.bid)}"
+def reveal_story(tr: Translator, terms: Terms, result: RoundResult, names: Sequence[str]) -> str:
+    """Who called what on whom, and who lost or gained a die, in words (RULES.md §2.5, §5);
+    then who left the table at the round's end (RULES.md §6)."""
+    said = {
+        "caller": names[result.caller],
+        "call": call_word(terms, result.call),
+        "bidder": names[result.bidder],
+        "bid": format_bid(result.bid, terms),
+    }
     n, counted = result.bid.count, result.counted
+    out = result.loser is not None and result.dice[result.loser] == 0
     if result.call == "dudo":
-        loser = bidder if counted < n else caller
-        story = f"{caller} called {said}: {_there_were(counted)}, so {loser} loses a die"
-    elif counted == n:
-        exact = _there_were(counted, "exactly ")
-        if result.gainer is not None:
-            story = f"{caller} called {said}: {exact}, so {caller} gains a die"
+        loser = names[result.bidder if counted < n else result.caller]
+        if out:
+            story = tr.n_(
+                "{caller} called {call} on {bidder}'s {bid}: there was {n}, so {loser} loses "
+                "their last die and is out of the game",
+                "{caller} called {call} on {bidder}'s {bid}: there were {n}, so {loser} loses "
+                "their last die and is out of the game",
+                counted, loser=loser, **said,
+            )  # fmt: skip
         else:
-            story = f"{caller} called {said}: {exact}, but {caller} already has every die"
+            story = tr.n_(
+                "{caller} called {call} on {bidder}'s {bid}: there was {n}, so {loser} "
+                "loses a die",
+                "{caller} called {call} on {bidder}'s {bid}: there were {n}, so {loser} "
+                "loses a die",
+                counted, loser=loser, **said,
+            )  # fmt: skip
+    elif counted == n and result.gainer is not None:
+        story = tr.n_(
+            "{caller} called {call} on {bidder}'s {bid}: there was exactly {n}, so {caller} "
+            "gains a die",
+            "{caller} called {call} on {bidder}'s {bid}: there were exactly {n}, so {caller} "
+            "gains a die",
+            counted, **said,
+        )  # fmt: skip
+    elif counted == n:
+        story = tr.n_(
+            "{caller} called {call} on {bidder}'s {bid}: there was exactly {n}, but {caller} "
+            "already has every die",
+            "{caller} called {call} on {bidder}'s {bid}: there were exactly {n}, but {caller} "
+            "already has every die",
+            counted, **said,
+        )  # fmt: skip
+    elif out:
+        story = tr.n_(
+            "{caller} called {call} on {bidder}'s {bid}: there was {n}, not {count}, so "
+            "{caller} loses their last die and is out of the game",
+            "{caller} called {call} on {bidder}'s {bid}: there were {n}, not {count}, so "
+            "{caller} loses their last die and is out of the game",
+            counted, count=n, **said,
+        )  # fmt: skip
     else:
-        story = f"{caller} called {said}: {_there_were(counted)}, not {n}, so {caller} loses a die"
-    if result.loser is not None and result.dice[result.loser] == 0:
-        story += " and is out of the game"
+        story = tr.n_(
+            "{caller} called {call} on {bidder}'s {bid}: there was {n}, not {count}, so "
+            "{caller} loses a die",
+            "{caller} called {call} on {bidder}'s {bid}: there were {n}, not {count}, so "
+            "{caller} loses a die",
+            counted, count=n, **said,
+        )  # fmt: skip
     return story
 
 
-def payments_line(result: RoundResult, names: Sequence[str]) -> str | None:
-    """Tokens paid this round (RULES.md §6), or None without payments."""
-    parts = []
+def left_lines(tr: Translator, result: RoundResult, names: Sequence[str]) -> list[str]:
+    """One line per player who left during the round and is now out (RULES.md §6)."""
+    if result.tokens is not None:
+        return [
+            tr._(
+                "{name} left the table: out of the game; their tokens stay in the bank",
+                name=names[s],
+            )
+            for s in result.left
+        ]
+    return [tr._("{name} left the table: out of the game", name=names[s]) for s in result.left]
+
+
+def round_winner(result: RoundResult) -> int | None:
+    """The seat that won the game with this round (the last one with dice), or None."""
+    alive = [seat for seat, dice in enumerate(result.dice) if dice > 0]
+    return alive[0] if len(alive) == 1 else None
+
+
+def payment_lines(
+    tr: Translator, terms: Terms, result: RoundResult, names: Sequence[str]
+) -> list[str]:
+    """Every payment of the round with its reason (RULES.md §6), then the bank: `carl pays 1:
+    a perfect bid — Dudo on an exact bid`, `Bank: ¤31`; at the game's end, the winner
+    taking the bank instead. Empty at a table without stakes."""
+    if result.tokens is None:
+        return []
+    winner = round_winner(result)
+    n, counted = result.bid.count, result.counted
+    doubled = result.special is None and result.bid.face == 1
+    bid = format_bid(result.bid, terms)
+    call = call_word(terms, result.call)
+    lines = []
     for seat, paid in enumerate(result.payments):
-        if paid > 0:
-            parts.append(f"{names[seat]} pays {paid}")
-        elif paid < 0:
-            parts.append(f"{names[seat]} takes {-paid}")
-    if not parts:
-        return None
-    return "Tokens: " + ", ".join(parts)
+        if seat == winner:
+            paid += result.bank_won  # the bank comes after: this is the call's payment
+        if paid == 0:
+            continue
+        name = names[seat]
+        if paid < 0:
+            line = tr._(
+                "{name} takes {amount} back: {call} was right", name=name, amount=-paid, call=call
+            )
+        elif result.call == "dudo" and counted < n:
+            line = tr._(
+                "{name} pays {amount}: the bid {bid} was {short} short",
+                name=name, amount=paid, bid=bid, short=n - counted,
+            )  # fmt: skip
+        elif result.call == "dudo" and counted > n:
+            line = tr.n_(
+                "{name} pays {amount}: called {dudo} on {bid}, but there was {n} more",
+                "{name} pays {amount}: called {dudo} on {bid}, but there were {n} more",
+                counted - n, name=name, amount=paid, dudo=call, bid=bid,
+            )  # fmt: skip
+        elif result.call == "dudo":
+            line = tr._(
+                "{name} pays {amount}: a perfect bid — {dudo} on an exact bid",
+                name=name, amount=paid, dudo=call,
+            )  # fmt: skip
+        else:
+            line = tr._(
+                "{name} pays {amount}: {call} off by {diff}",
+                name=name, amount=paid, call=call, diff=abs(n - counted),
+            )  # fmt: skip
+        if doubled and counted != n:
+            line = tr._("{payment}, doubled on pacos", payment=line)
+        lines.append(line)
+    if winner is not None and result.bank_won:
+        lines.append(
+            tr._(
+                "{name} wins and takes the bank: ¤{bank}", name=names[winner], bank=result.bank_won
+            )
+        )
+    else:
+        lines.append(tr._("Bank: ¤{bank}", bank=result.tokens.bank))
+    return lines
 
 
 def finishing_order(view: GameView) -> list[int]:
@@ -165,70 +299,3 @@ def finishing_order(view: GameView) -> list[int]:
     order = [] if view.winner is None else [view.winner]
     order.extend(s for s in reversed(view.eliminated) if s not in order)
     return order
-
-
-def rules_summary(options: Options) -> list[str]:
-    """The table's rules in plain words, one sentence per line (RULES.md §2–§7)."""
-    preset = f"Preset {options.preset}: {PRESET_BLURBS.get(options.preset, '')}"
-    default = PRESETS.get(options.preset)
-    if default is not None and options.calza != default.calza:
-        preset += f"; this table plays calza {CALZA_MODES.get(options.calza, options.calza)}"
-    lines = [
-        f"{preset}.",
-        f"Everyone starts with {options.dice_per_player} dice. A bid n×f claims that at least n "
-        "of all dice show f; face 1 is the paco.",
-    ]
-    if options.raise_rule == "count-or-face":
-        lines.append("Raise with more dice (any face), or the same count of a higher face.")
-    elif options.raise_rule == "one-at-a-time":
-        lines.append(
-            "Raise one thing at a time: more dice of the same face, or the same count of a "
-            "higher face."
-        )
-    else:
-        lines.append("Raise the count, the face, or both; never lower either.")
-    lines.append(
-        "Pacos are wild and count for every face. To bid pacos, halve the count (rounded up); "
-        "back from pacos, double it and add one. A round may not open on pacos."
-    )
-    lines.append("Dudo: the player to act doubts the bid; whoever was wrong loses a die.")
-    if options.special_round == "palifico":
-        lines.append(
-            "Palifico: the round after someone drops to one die, pacos are not wild and the "
-            "face is fixed; that player opens."
-        )
-    elif options.special_round == "calzone":
-        lines.append(
-            "Calzone: a player who drops to one die may declare a round where pacos are not "
-            "wild; only one-die players may change the face."
-        )
-    if options.calza != "off":
-        when = (
-            "instead of bidding, on your turn"
-            if options.calza == "on-turn"
-            else "at any time, by anyone but the last bidder"
-        )
-        extra = "" if options.calza_in_special_round else " Not in a palifico round."
-        if options.calza_min_players > 2:
-            extra += f" Needs {options.calza_min_players} players left."
-        lines.append(
-            f"Calza ({when}): claim the bid is exact; right, you gain a die; wrong, you lose "
-            f"one.{extra}"
-        )
-    if options.jonti:
-        lines.append(
-            "Jonti: an exact call out of turn (3+ players with dice, you below your starting "
-            "dice, not on your own bid nor your right neighbour's)."
-        )
-    if options.show_and_reroll:
-        lines.append(
-            "Show and reroll: right after your bid, set some dice aside face up and re-roll "
-            "the rest (keep one hidden)."
-        )
-    if options.stake:
-        lines.append(
-            f"Tokens: everyone pays {options.stake} into the bank (so balances start at "
-            f"¤-{options.stake}); losers pay by how wrong they were; the winner takes the bank."
-        )
-    lines.append("The last player with dice wins.")
-    return lines

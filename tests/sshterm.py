@@ -22,7 +22,14 @@ class Guest(asyncssh.SSHClient):
         return [""] * len(prompts)
 
 
-KEYS = {"enter": "\r", "tab": "\t", "escape": "\x1b", "up": "\x1b[A", "down": "\x1b[B"}
+KEYS = {
+    "enter": "\r",
+    "tab": "\t",
+    "escape": "\x1b",
+    "up": "\x1b[A",
+    "down": "\x1b[B",
+    "f2": "\x1bOQ",
+}
 
 
 class Terminal:
@@ -40,8 +47,15 @@ class Terminal:
         self.process: asyncssh.SSHClientProcess | None = None
         self._reader: asyncio.Task | None = None
 
-    async def connect(self, port: int, username: str, key: asyncssh.SSHKey | None) -> None:
-        """Log in on 127.0.0.1:`port` with `key` (or as a keyboard-interactive guest)."""
+    async def connect(
+        self,
+        port: int,
+        username: str,
+        key: asyncssh.SSHKey | None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        """Log in on 127.0.0.1:`port` with `key` (or as a keyboard-interactive guest),
+        sending the environment variables `env` (as OpenSSH's SendEnv does, e.g. LANG)."""
         self.conn = await asyncssh.connect(
             "127.0.0.1",
             port,
@@ -54,7 +68,7 @@ class Terminal:
         )
         cols, rows = self.screen.columns, self.screen.lines
         self.process = await self.conn.create_process(
-            term_type="xterm-256color", term_size=(cols, rows), encoding=None
+            term_type="xterm-256color", term_size=(cols, rows), encoding=None, env=env or {}
         )
         self._reader = asyncio.create_task(self._read())
 

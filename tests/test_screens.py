@@ -90,7 +90,7 @@ async def test_create_dialog_sends_the_chosen_table():
         await pilot.press(*"fun", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
         assert session.sent == [
-            P.CreateTable(preset="gamerules", seats=3, bots=2, calza=None, name="fun")
+            P.CreateTable(preset="gamerules", seats=3, bots=2, options={}, name="fun")
         ]
 
 
@@ -108,7 +108,9 @@ async def test_create_dialog_overrides_calza_and_cancels():
         await pilot.press("c", "escape")
         await pilot.pause()
         assert session.sent == [
-            P.CreateTable(preset="classic", seats=2, bots=1, calza="on-turn", name="ana's table")
+            P.CreateTable(
+                preset="classic", seats=2, bots=1, options={"calza": "on-turn"}, name="ana's table"
+            )
         ]
 
 
@@ -241,7 +243,7 @@ async def test_palifico_banner():
         await pilot.press("tab", *"3x6", "enter")
         await pilot.pause()
         assert session.sent == []
-        assert "In this palifico round the face stays 5s" in status_of(app)
+        assert "In this Palifico round the face stays 5s" in status_of(app)
 
 
 async def test_reveal_shows_the_tally_and_sends_ready():
@@ -256,7 +258,7 @@ async def test_reveal_shows_the_tally_and_sends_ready():
         text = screen_text(app)
         # ana 2 4 4 1 6, ben 5 5 3 3 2, carl 1 6 6 4 3: three 4s and two pacos
         assert "Counted 5 — bid was 3×4 (pacos wild)" in text
-        assert "ben called dudo on ana's 3×4: there were 5, so ben loses a die" in text
+        assert "ben called Dudo on ana's 3×4: there were 5, so ben loses a die" in text
         assert "[4] [4] [1]" in text
         await pilot.press("space")
         await wait_until(pilot, lambda: not app.screen.has_class("-reveal"))
@@ -301,7 +303,7 @@ async def test_help_opens_everywhere():
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
         rules = str(app.screen.query_one("#help-rules").render())
         assert "Calza (instead of bidding, on your turn)" in rules
-        assert "Not in a palifico round" in rules
+        assert "Not in a Palifico round" in rules
         await pilot.press("question_mark")
         await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
 
@@ -356,7 +358,8 @@ async def test_club_show_and_reroll_picks_dice_to_set_aside():
         await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
         await pilot.pause()
         text = screen_text(app)
-        assert "r Reroll" in text and "j Jonti" in text and "c Calza" not in text
+        # jonti is offered only while allowed: ana holds all her dice (RULES.md §5)
+        assert "r Reroll" in text and "j Jonti" not in text and "c Calza" not in text
         await pilot.press("r")
         await wait_until(pilot, lambda: isinstance(app.screen, RerollDialog))
         await pilot.press("1", "3", "enter")

@@ -4,6 +4,7 @@ game-over wording, a spectator's title and game-over box, the reveal's hint, a r
 from __future__ import annotations
 
 from perudo_ssh import protocol as P
+from perudo_ssh.i18n import translator
 from perudo_ssh.rules import Roll, apply, observe
 from screens import tableview
 from screens.app import make_app
@@ -20,6 +21,7 @@ from tests.test_screens_fakes import (
 )
 
 SIZE = (80, 24)
+EN = translator("en")
 
 
 def ana_won():
@@ -80,21 +82,21 @@ def test_a_bot_that_took_a_seat_over_is_named_as_a_bot():
     state = ana_won()
     seats = tuple(P.SeatInfo(name=n, bot=True) for n in ("ana", "ben", "carl"))
     table = table_state(observe(state, 2), me=2, seats=seats, status="over")
-    assert tableview.game_over_line(table, observe(state, 2)) == "Game over: ana (bot) wins."
+    assert tableview.game_over_line(EN, table, observe(state, 2)) == "Game over: ana (bot) wins."
 
 
 def test_a_spectators_title_fits_80_columns():
     for preset in ("classic", "calza-anytime", "gamerules", "club"):
         state = rolled(preset)
         table = table_state(observe(state, None), me=None, name="a table name of 24 chars")
-        title = tableview.title_line(table)
+        title = tableview.title_line(EN, table)
         assert len(title) <= 78 and "15 dice in play" in title, title  # 80 less padding
     gamerules = rolled("gamerules")
     watching = table_state(observe(gamerules, None), me=None, name="ana's table")
-    assert tableview.title_line(watching).endswith("watching · round 1 · 15 dice in play · "
+    assert tableview.title_line(EN, watching).endswith("watching · round 1 · 15 dice in play · "
                                                    "calza: on turn")  # fmt: skip
     playing = table_state(observe(gamerules, 0), name="ana's table")
-    assert tableview.title_line(playing).endswith("gamerules · calza: on turn")
+    assert tableview.title_line(EN, playing).endswith("gamerules · calza: on turn")
 
 
 async def test_the_reveal_shows_no_bidding_hint():

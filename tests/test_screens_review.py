@@ -8,13 +8,15 @@ from textual.content import Content
 from textual.widgets import DataTable
 
 from perudo_ssh import protocol as P
-from perudo_ssh.rules import Roll, apply, new_game, observe, options_for
+from perudo_ssh.i18n import translator
+from perudo_ssh.rules import DeclareCalzone, Roll, apply, new_game, observe, options_for
 from screens import tableview
 from screens.app import make_app
 from screens.dialogs import RerollDialog
+from screens.rulestext import rules_summary
 from screens.table import TableScreen
 from screens.widgets import Cup, CupsPanel
-from screens.wording import raise_hint, reveal_story, rules_summary, tally_line
+from screens.wording import raise_hint, reveal_story, tally_line
 from tests.test_screens_fakes import (
     FakeSession,
     bid,
@@ -28,6 +30,8 @@ from tests.test_screens_fakes import (
 )
 
 SIZE = (80, 24)
+EN = translator("en")
+TERMS = EN.terms(None)
 
 
 def ben_out():
@@ -133,7 +137,8 @@ async def test_typing_a_bid_shows_how_to_get_back_to_the_keys():
         assert "esc Back to keys" in footer_text(app)
         await pilot.press("tab")  # Tab again: back to the keys as well
         await pilot.pause()
-        assert app.focused is None and "Dudo" in footer_text(app)
+        assert app.focused is None and "⏎ Bid" in footer_text(app)
+        assert "esc Back to keys" not in footer_text(app)
 
 
 async def test_club_cups_keep_one_line_each_at_80_columns():
@@ -153,44 +158,52 @@ async def test_club_cups_keep_one_line_each_at_80_columns():
 def test_title_keeps_the_round_and_dice_within_80_columns():
     state = rolled("calza-anytime")
     table = table_state(observe(state, 0), name="a table name of 24 chars")
-    title = tableview.title_line(table)
+    title = tableview.title_line(EN, table)
     assert title.index("15 dice in play") + len("15 dice in play") < 78
     assert "calza: any time" in title
-    club = tableview.title_line(table_state(observe(rolled("club"), 0)))
+    club = tableview.title_line(EN, table_state(observe(rolled("club"), 0)))
     assert "bank ¤30" in club and "calza" not in club
 
 
-def test_opening_roll_is_one_line_per_seat():
-    state = rolled()
+def test_opening_roll_shows_every_roll_off_and_who_opens():
+    state = rolled(opener=2)  # carl won the tie's roll-off
     table = table_state(observe(state, 0), opening=((4, 6, 6), (None, 2, 5)))
-    lines = tableview.history_lines(table, observe(state, 0))
-    assert lines[:5] == ["Opening roll (2 dice)", "  the highest total opens",
-                         "  ana            4", "  ben            6 2",
-                         "  carl           6 5"]  # fmt: skip
-    assert all(len(line) <= 25 for line in lines)  # the sidebar: 28 less padding and border
+    lines = [line.plain for line in tableview.history_lines(EN, table, observe(state, 0))]
+    assert lines == ["Opening roll: 2 dice each",
+                     "  ana         4", "  ben         6 → 2", "  carl        6 → 5",
+                     "  ties roll again", "▶ carl opens"]  # fmt: skip
+    assert all(len(line) <= 26 for line in lines)  # the sidebar: 28 less its padding
     one_die = observe(rolled("calza-anytime"), 0)
-    lines = tableview.history_lines(replace(table, game=one_die), one_die)
-    assert lines[:2] == ["Opening roll (1 die)", "  the highest die opens"]
+    opening = replace(table, game=one_die, opening=((3, 1, 2),))
+    lines = [line.plain for line in tableview.history_lines(EN, opening, one_die)]
+    assert lines == ["Opening roll: 1 die each", "  ana         3", "  ben         1",
+                     "  carl        2", "▶ you open"]  # fmt: skip
+    line = tableview.current_bid_line(EN, opening, one_die).plain
+    assert line == "You won the opening roll: you open · your turn"
+    watching = observe(state, None)
+    line = tableview.current_bid_line(EN, replace(table, me=None, game=watching), watching).plain
+    assert line == "carl won the opening roll and opens · carl to play"
 
 
 def test_waiting_for_names_you_first():
     state = call(bid(rolled(), 0, 3, 4), 1)
     table = table_state(observe(state, 1), me=1, waiting_for=("ana", "ben", "carl"))
-    line = tableview.current_bid_line(table, observe(state, 1)).plain
+    line = tableview.current_bid_line(EN, table, observe(state, 1)).plain
     assert line == "Round over: waiting for you, ana and carl to go on…"
 
 
 def test_words_for_one_die_and_one_paco():
     state = rolled(dice=((2, 2, 3, 3, 5), (5, 5, 3, 3, 2), (6, 6, 6, 4, 3)))
     result = call(bid(bid(state, 0, 5, 2), 1, 3, 1), 2).results[-1]
-    assert reveal_story(result, ("ana", "ben", "carl")) == (
-        "carl called dudo on ben's 3 pacos: there were 0, so ben loses a die"
+    assert reveal_story(EN, TERMS, result, ("ana", "ben", "carl")) == (
+        "carl called Dudo on ben's 3 pacos: there were 0, so ben loses a die"
     )
-    assert tally_line(result) == "Counted 0 — bid was 3 pacos (only pacos count)"
+    assert tally_line(EN, TERMS, result) == "Counted 0 — bid was 3 pacos (only pacos count)"
     one = call(bid(rolled(dice=((2, 2, 3, 3, 5), (5, 5, 4, 3, 2), (6, 6, 6, 3, 3))), 0, 2, 4), 1)
-    assert "there was 1, so ana loses" in reveal_story(one.results[-1], ("ana", "ben", "carl"))
+    story = reveal_story(EN, TERMS, one.results[-1], ("ana", "ben", "carl"))
+    assert "there was 1, so ana loses" in story
     view = observe(bid(rolled(), 0, 1, 5), 1)
-    assert raise_hint(view) is not None and raise_hint(view).endswith("or 1 paco")
+    assert raise_hint(EN, view) is not None and raise_hint(EN, view).endswith("or 1 paco")
 
 
 def test_calzone_is_offered_in_words_and_its_banner_fits_80_columns():
@@ -200,9 +213,20 @@ def test_calzone_is_offered_in_words_and_its_banner_fits_80_columns():
     state = apply(state, Roll(dice=((5,), (2, 2, 2, 2, 2), (4, 4, 4, 4, 4))))
     view = observe(state, 0)
     assert view.choices.calzone
-    assert tableview.hint_line(view).startswith("z: declare a calzone round")
-    assert all(len(text) <= 80 for text in tableview.BANNERS.values())
-    assert len(tableview.MAY_CHANGE_FACE.format("CALZONE")) <= 80
+    assert tableview.hint_line(EN, view).startswith("z: declare a Calzone round")
+    state = apply(state, DeclareCalzone(seat=0))
+    table = table_state(observe(state, 0))
+    assert tableview.banner_line(EN, table, observe(state, 0)) == (
+        "CALZONE — pacos not wild; may change face: you"
+    )
+    for viewer in (1, None):  # the others and spectators see who may change face
+        banner = tableview.banner_line(EN, table, observe(state, viewer))
+        assert banner == "CALZONE — pacos not wild; may change face: ana"
+    six = replace(state, seats=6, counts=(1,) * 6, hidden=((2,),) * 6, shown=((),) * 6)
+    names = tuple(P.SeatInfo(name=f"player-number-{n}", bot=False) for n in range(6))
+    banner = tableview.banner_line(EN, table_state(observe(six, 0), seats=names, size=6),
+                                   observe(six, 0))  # fmt: skip
+    assert banner is not None and len(banner) == 80 and banner.endswith("…")
 
 
 def test_a_cup_shows_its_set_aside_dice_face_up():
@@ -214,7 +238,7 @@ def test_a_cup_shows_its_set_aside_dice_face_up():
 def test_rules_say_when_a_table_changed_its_presets_calza():
     view = observe(rolled("classic", calza="on-turn"), 0)
     first = rules_summary(view.options)[0]
-    assert first.endswith("calza off; this table plays calza on your turn.")
+    assert first.endswith("calza off), changed at this table: Calza: on your turn.")
     assert rules_summary(observe(rolled(), 0).options)[0].endswith("calza off.")
 
 

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import pytest
 
+from perudo_ssh.i18n import translator
 from perudo_ssh.rules import Bid, observe
 from screens.bidtext import BID_EXAMPLE, BidSyntaxError, format_bid, parse_bid
+from screens.rulestext import rules_summary
 from screens.wording import (
     bid_refusal,
     finishing_order,
     raise_hint,
     reveal_story,
-    rules_summary,
     tally_line,
 )
 from tests.test_screens_fakes import NAMES, bid, call, rolled
+
+EN = translator("en")
+TERMS = EN.terms(None)
 
 
 @pytest.mark.parametrize(
@@ -64,20 +68,21 @@ def test_format_bid():
 
 def test_refusals_in_the_players_words():
     view = observe(bid(rolled(), 0, 5, 4), 1)
-    assert raise_hint(view) == (
+    assert raise_hint(EN, view) == (
         "After 5×4 you must raise: more dice, or the same count of a higher face, or 3 pacos"
     )
-    assert bid_refusal(view, Bid(count=6, face=4), NAMES) is None
+    assert bid_refusal(EN, view, Bid(count=6, face=4), NAMES) is None
     assert (
-        bid_refusal(view, Bid(count=5, face=3), NAMES) == f"5×3 is not allowed. {raise_hint(view)}"
+        bid_refusal(EN, view, Bid(count=5, face=3), NAMES)
+        == f"5×3 is not allowed. {raise_hint(EN, view)}"
     )
-    assert bid_refusal(view, Bid(count=16, face=4), NAMES).startswith("There are only 15 dice")
-    assert bid_refusal(observe(rolled(), 1), Bid(count=2, face=3), NAMES) == (
+    assert bid_refusal(EN, view, Bid(count=16, face=4), NAMES).startswith("There are only 15 dice")
+    assert bid_refusal(EN, observe(rolled(), 1), Bid(count=2, face=3), NAMES) == (
         "It is not your turn: ana is to play"
     )
-    assert "opened on pacos" in bid_refusal(observe(rolled(), 0), Bid(count=2, face=1), NAMES)
+    assert "opened on pacos" in bid_refusal(EN, observe(rolled(), 0), Bid(count=2, face=1), NAMES)
     after_pacos = observe(bid(bid(rolled(), 0, 5, 4), 1, 3, 1), 2)
-    assert raise_hint(after_pacos) == (
+    assert raise_hint(EN, after_pacos) == (
         "After 3 pacos you must raise: 4 pacos or more, or 7 dice of another face"
     )
 
@@ -85,12 +90,12 @@ def test_refusals_in_the_players_words():
 def test_reveal_sentences():
     state = call(bid(rolled(), 0, 4, 5), 1)  # ana 2 4 4 1 6, ben 5 5 3 3 2, carl 1 6 6 4 3
     result = state.results[-1]
-    assert tally_line(result) == "Counted 4 — bid was 4×5 (pacos wild)"
-    assert reveal_story(result, NAMES) == (
-        "ben called dudo on ana's 4×5: there were 4, so ben loses a die"
+    assert tally_line(EN, TERMS, result) == "Counted 4 — bid was 4×5 (pacos wild)"
+    assert reveal_story(EN, TERMS, result, NAMES) == (
+        "ben called Dudo on ana's 4×5: there were 4, so ben loses a die"
     )
     short = call(bid(rolled(), 0, 6, 5), 1).results[-1]
-    assert reveal_story(short, NAMES).endswith("there were 4, so ana loses a die")
+    assert reveal_story(EN, TERMS, short, NAMES).endswith("there were 4, so ana loses a die")
 
 
 def test_finishing_order_and_rules_summary():

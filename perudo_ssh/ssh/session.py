@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 import asyncssh
 
+from perudo_ssh.i18n import N_, language_of, translator
 from perudo_ssh.names import clean_name
 from perudo_ssh.ssh.driver import SSHDriver
 from perudo_ssh.ssh.isolation import color_system_for, isolate_app
@@ -65,9 +66,30 @@ MAX_BACKLOG = 100
 SHUTDOWN_GRACE = 5.0
 """Seconds an app gets to exit after its client left before its task is cancelled."""
 
-NO_PTY_MESSAGE = b"perudo-ssh needs an interactive terminal: run `ssh -t ...`\r\n"
-EXEC_MESSAGE = b"perudo-ssh does not run commands: connect with plain `ssh ...`\r\n"
-CRASH_MESSAGE = b"\r\nperudo-ssh: something went wrong and this session ended. Sorry!\r\n"
+NO_PTY_MESSAGE = N_("perudo-ssh needs an interactive terminal: run `ssh -t ...`")
+EXEC_MESSAGE = N_("perudo-ssh does not run commands: connect with plain `ssh ...`")
+CRASH_MESSAGE = N_("perudo-ssh: something went wrong and this session ended. Sorry!")
+
+LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
+"""The client's environment variables that choose its language, strongest first (POSIX)."""
+
+
+def locale_of(env: Mapping[str, str]) -> str | None:
+    """The client's locale from the environment it sent (OpenSSH's `SendEnv LANG LC_*`):
+    the first non-empty of `LOCALE_VARIABLES`, at most 64 characters; None if none."""
+    for name in LOCALE_VARIABLES:
+        value = env.get(name, "")[:64]
+        if value:
+            return value
+    return None
+
+
+def client_text(message: str, lang: str | None) -> bytes:
+    """`message` (an `N_` id) in the language of locale `lang`, as one terminal line.
+
+    Said by the SSH layer itself when no app runs (no PTY, a command, a crash), so it is
+    translated here, for this one client, from the locale it sent."""
+    return translator(language_of(lang))._(message).encode() + b"\r\n"
 
 
 class _TokenBucket:
@@ -121,7 +143,7 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         self._peer = peer
         self._loop = asyncio.get_running_loop()
         self._chan: asyncssh.SSHServerChannel[bytes] | None = None
-        self._refusal: bytes | None = None
+        self._refusal: str | None = None
         self._size = DEFAULT_SIZE
         self._task: asyncio.Task[None] | None = None
         self._app: App[Any] | None = None
@@ -169,11 +191,11 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         chan = self._chan
         assert chan is not None
         term = chan.get_terminal_type()
+        env = chan.get_environment()
         if term is None or self._refusal is not None:
-            chan.write_stderr(self._refusal or NO_PTY_MESSAGE)
+            chan.write_stderr(client_text(self._refusal or NO_PTY_MESSAGE, locale_of(env)))
             chan.exit(1)
             return
-        env = chan.get_environment()
         login = Login(
             username=self._username,
             name=clean_name(self._username),
@@ -181,7 +203,7 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             peer=self._peer,
             term=term[:64],
             colorterm=env.get("COLORTERM", "")[:64] or None,
-            lang=(env.get("LC_ALL") or env.get("LANG") or "")[:64] or None,
+            lang=locale_of(env),
             size=self._size,
         )
         self._task = self._loop.create_task(self._run(login), name=f"perudo-ssh {self._peer}")
@@ -342,7 +364,7 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             self._pending.clear()
         if not self._closed and not chan.is_closing():
             if crashed:
-                chan.write_stderr(CRASH_MESSAGE)
+                chan.write_stderr(b"\r\n" + client_text(CRASH_MESSAGE, login.lang))
             chan.exit(status)
         logger.info("session for %s ended (status %d)", login.peer, status)
 

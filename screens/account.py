@@ -1,0 +1,139 @@
+"""The account dialog: your name, the keys that sign in as you, and a one-time code to link
+another key (issue 4, item 2: "a logged-in player can link a second key through a one-time
+code shown on screen").
+
+The code comes from the store (`PerudoApp.store.new_link_code`, valid ten minutes, used
+once); the other computer runs `ssh … link CODE` with its own key
+(`perudo_ssh.ssh.commands`). A guest is told to sign in with a key instead. Text in the
+session's language (`app.tr`); `retranslate` redraws it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from perudo_ssh.i18n import N_, Translator
+from perudo_ssh.store import LINK_CODE_SECONDS, KeyInfo, show_code
+from screens.footer import Footer
+from screens.mounting import composed
+
+if TYPE_CHECKING:
+    from perudo_ssh.store import Account, Store
+
+log = logging.getLogger(__name__)
+
+
+class AccountScreen(ModalScreen[None]):
+    """Your account and a code to link another key; Escape or Enter closes it, `n` makes a
+    new code (the old one stays valid until it expires)."""
+
+    BINDINGS = [
+        Binding("escape,enter", "close", N_("Close"), key_display="Esc"),
+        Binding("n", "new_code", N_("New code")),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._code: str | None = None
+        self._keys: list[KeyInfo] = []
+        self._failed = False
+
+    @property
+    def _store(self) -> Store | None:
+        return getattr(self.app, "store", None)
+
+    @property
+    def _account(self) -> Account | None:
+        return getattr(self.app, "account", None)
+
+    def _texts(self) -> tuple[str, str, str]:
+        """The title, the body and the hint, in the app's language."""
+        tr: Translator = self.app.tr  # type: ignore[attr-defined]
+        account, store = self._account, self._store
+        if account is None or store is None:
+            return (
+                tr._("Account"),
+                tr._(
+                    "You play as a guest. Log in with an SSH key to keep your name and your "
+                    "games, and to link your other computers' keys."
+                ),
+                tr._("Esc: close"),
+            )
+        title = tr._("Account: {name}", name=account.name)
+        lines = [tr._("Keys that sign in as {name}:", name=account.name)]
+        for key in self._keys:
+            added = time.strftime("%Y-%m-%d", time.gmtime(key.added))
+            lines.append(f"  {key.fingerprint}  {added}")
+        lines.append("")
+        if self._failed:
+            lines.append(tr._("No code could be made just now; try again with n."))
+        elif self._code is None:
+            lines.append(tr._("Making a code…"))
+        else:
+            minutes = int(LINK_CODE_SECONDS // 60)
+            lines.append(
+                tr.n_(
+                    "To play as {name} from another computer with its own key, run there "
+                    "within {n} minute, the same ssh command with the word link and the code:",
+                    "To play as {name} from another computer with its own key, run there "
+                    "within {n} minutes, the same ssh command with the word link and the code:",
+                    minutes,
+                    name=account.name,
+                )
+            )
+            lines.append("")
+            lines.append(f"    ssh … link {show_code(self._code)}")
+            lines.append("")
+            lines.append(tr._("The code works once."))
+        return title, "\n".join(lines), tr._("Esc: close · n: new code")
+
+    def compose(self) -> ComposeResult:
+        title, body, hint = self._texts()
+        with Vertical(classes="dialog"):
+            yield Static(title, id="account-title", classes="dialog-title", markup=False)
+            yield Static(Content(body), id="account-body")
+            yield Static(hint, id="account-hint", classes="dialog-hint", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self._account is not None and self._store is not None:
+            self.run_worker(self._load(), exclusive=True, exit_on_error=False)
+
+    async def _load(self) -> None:
+        """Read the keys and make a code (the store works in its own thread)."""
+        store, account = self._store, self._account
+        assert store is not None and account is not None
+        try:
+            self._keys = await store.keys_of(account.id)
+            self._code = await store.new_link_code(account.id)
+            self._failed = False
+        except Exception:
+            log.exception("no link code for account %s", account.id)
+            self._failed = True
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        """Redraw every text in the app's (new) language."""
+        if composed(self):
+            title, body, hint = self._texts()
+            self.query_one("#account-title", Static).update(title)
+            self.query_one("#account-body", Static).update(Content(body))
+            self.query_one("#account-hint", Static).update(hint)
+
+    def action_new_code(self) -> None:
+        if self._account is not None and self._store is not None:
+            self._code = None
+            self.retranslate()
+            self.run_worker(self._load(), exclusive=True, exit_on_error=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,253 @@
+"""The chat pane: the lines said where the player is (the lobby, or their table), and a line
+to type one (issue 4, item 5).
+
+The app keeps what it has read of each chat in `ChatLogs` (`PerudoApp.chat`), fed by
+`chat_arrived` from the lobby's `ChatLine` and `ChatHistory` events; each `ChatPane` shows one
+scope's log. A line typed in the pane goes to the lobby as `Say` (the lobby cleans it, limits
+its length and rate, and may refuse it). Names and lines are the players' own text: drawn as
+plain text, never as markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from textual import events
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Input, Static
+
+from perudo_ssh import protocol
+from perudo_ssh.chat import HISTORY, MAX_CHAT_LENGTH, clean_chat
+from perudo_ssh.i18n import N_, Translator
+from screens.messages import Send
+from screens.widgets import app_tr
+
+Scope = Literal["lobby", "table"]
+
+NOTIFY_SECONDS = 5.0
+"""How long a table line stays on screen while the table's chat is closed."""
+
+
+class ChatLog:
+    """The chat lines of one scope this session has read, oldest first, at most `HISTORY`.
+
+    `table` is the table whose lines they are (None in the lobby). Lines are told apart by
+    their `id`, which grows with every line said: one already here is not added twice (a
+    history sent again on coming back), and a history's older lines go before newer ones."""
+
+    def __init__(self) -> None:
+        self._lines: dict[int, protocol.ChatLine] = {}  # by id, in id order
+        self.table: int | None = None
+
+    @property
+    def lines(self) -> list[protocol.ChatLine]:
+        """The lines, oldest first."""
+        return list(self._lines.values())
+
+    def add(self, lines: Iterable[protocol.ChatLine]) -> list[protocol.ChatLine]:
+        """Add the lines not here yet (a line of another table first empties the log); returns
+        the lines added."""
+        added = []
+        for line in lines:
+            if line.table != self.table:
+                self.clear()
+                self.table = line.table
+            if line.id not in self._lines:
+                self._lines[line.id] = line
+                added.append(line)
+        if added:
+            kept = sorted(self._lines)[-HISTORY:]
+            self._lines = {i: self._lines[i] for i in kept}
+        return added
+
+    def clear(self) -> None:
+        """Forget every line (the player left the table)."""
+        self._lines.clear()
+        self.table = None
+
+
+class ChatLogs:
+    """What a session has read of the lobby's chat and of its table's (`PerudoApp.chat`)."""
+
+    def __init__(self) -> None:
+        self.lobby = ChatLog()
+        self.table = ChatLog()
+
+    def of(self, scope: Scope) -> ChatLog:
+        """The log of `scope`."""
+        return self.lobby if scope == "lobby" else self.table
+
+
+def chat_arrived(app: App, event: protocol.ChatLine | protocol.ChatHistory) -> None:
+    """Take a chat event into the app's `ChatLogs` (`app.chat`) and redraw the panes of its
+    scope on every screen; a line someone else said at the table while its pane is closed is
+    shown as a notification."""
+    logs: ChatLogs = app.chat  # type: ignore[attr-defined]
+    lines = event.lines if isinstance(event, protocol.ChatHistory) else (event,)
+    added = logs.of(event.scope).add(lines)
+    if not added:
+        return
+    panes = [pane for screen in app.screen_stack for pane in screen.query(ChatPane)]
+    shown = False
+    for pane in panes:
+        if pane.scope == event.scope:
+            pane.redraw()
+            shown = shown or pane.is_open
+    if (
+        isinstance(event, protocol.ChatLine)
+        and event.scope == "table"
+        and not shown
+        and event.name != getattr(app, "player_name", None)
+    ):
+        app.notify(
+            _printable(event.text),
+            title=_printable(event.name),
+            markup=False,
+            timeout=NOTIFY_SECONDS,
+        )
+
+
+def line_content(line: protocol.ChatLine) -> Content:
+    """One chat line as drawn: the name in bold, then the text; plain text, never markup.
+    The lobby cleaned both; cleaned again here, so that no control character reaches the
+    terminal whatever a server sends."""
+    return Content.assemble((clean_chat(line.name) or "?", "bold"), ": ", _printable(line.text))
+
+
+def _printable(text: str) -> str:
+    return clean_chat(text) or ""
+
+
+class ChatInput(Input):
+    """The line to type a chat line in: at most `MAX_CHAT_LENGTH` characters. A paste keeps
+    only what a chat line may hold (`clean_chat`: no control character, one line), cut to
+    fit; Escape leaves it (`ChatPane.Done`)."""
+
+    BINDINGS = [
+        Binding("enter", "submit", N_("Say"), key_display="⏎"),
+        Binding("escape", "done", N_("Back"), key_display="esc"),
+    ]
+
+    def __init__(self, *, placeholder: str = "", id: str | None = None) -> None:
+        super().__init__(placeholder=placeholder, max_length=MAX_CHAT_LENGTH, id=id, compact=True)
+        self.cursor_blink = False  # a blinking cursor costs CPU per idle session
+
+    def _on_paste(self, event: events.Paste) -> None:
+        # Textual then runs `Input._on_paste` (each class's handler in turn), which pastes
+        # the cleaned text
+        room = MAX_CHAT_LENGTH - len(self.value) + len(self.selected_text)
+        event.text = (clean_chat(event.text) or "")[: max(0, room)]
+
+    def action_done(self) -> None:
+        self.post_message(ChatPane.Done())
+
+
+class ChatPane(Widget):
+    """One scope's chat (`scope` "lobby" or "table"): its last lines, newest at the bottom,
+    and `ChatInput`. Enter sends the typed line as `Say`; Escape posts `Done` (the screen
+    decides where the focus goes). `is_open` is whether the pane is shown."""
+
+    DEFAULT_CSS = """
+    ChatPane {
+        height: 8;
+        border-top: hkey $primary;
+        border-title-color: $text-muted;
+    }
+    ChatPane > VerticalScroll {
+        height: 1fr;
+        padding: 0 1;
+        scrollbar-size-vertical: 1;
+    }
+    ChatPane > ChatInput {
+        height: 1;
+        margin: 0 1;
+    }
+    """
+
+    class Done(Message):
+        """The player left the chat line (Escape)."""
+
+    def __init__(self, scope: Scope, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.scope: Scope = scope
+        self._drawn: tuple[int, ...] = ()
+        self._live = False  # its lines and input are mounted: draw at once
+
+    @property
+    def tr(self) -> Translator:
+        """The app's translator (English outside a `PerudoApp`)."""
+        return app_tr(self)
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the pane is shown (the table's may be closed)."""
+        return self._live and self.display
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(can_focus=False):
+            yield Static(self._text(), classes="chat-lines")
+        yield ChatInput(placeholder=self._placeholder())
+
+    def on_mount(self) -> None:
+        scroll = self.query(VerticalScroll)
+        if not scroll:  # its screen closed while opening: nothing to draw on
+            return
+        self._live = True
+        self.border_title = self._title()
+        scroll.first().anchor()  # the newest line stays in sight
+        self.redraw()
+
+    def _title(self) -> str:
+        if self.scope == "lobby":
+            return self.tr._("Lobby chat · m to type")
+        return self.tr._("Table chat · Esc closes")
+
+    def _placeholder(self) -> str:
+        return self.tr._("Type a line, Enter to say it, Esc to go back")
+
+    def _log(self) -> ChatLog | None:
+        logs = getattr(self.app, "chat", None)
+        return logs.of(self.scope) if isinstance(logs, ChatLogs) else None
+
+    def _text(self) -> Content:
+        log = self._log()  # none yet: the title and the line's placeholder say what to do
+        lines = log.lines if log is not None else []
+        return Content("\n").join(line_content(line) for line in lines)
+
+    def redraw(self) -> None:
+        """Show the log's lines as they are now, scrolled to the newest."""
+        if not self._live:
+            return
+        log = self._log()
+        drawn = tuple(line.id for line in log.lines) if log is not None else ()
+        if drawn == self._drawn and drawn:
+            return
+        self._drawn = drawn
+        self.query_one(".chat-lines", Static).update(self._text())
+
+    def retranslate(self) -> None:
+        """Write the pane's own words in the app's current language."""
+        if not self._live:
+            return
+        self.border_title = self._title()
+        self.query_one(ChatInput).placeholder = self._placeholder()
+
+    def focus_input(self) -> None:
+        """Put the cursor on the chat line."""
+        if self._live:
+            self.query_one(ChatInput).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Send the typed line (the lobby cleans and checks it); an empty one does nothing."""
+        event.stop()
+        if clean_chat(event.value) is None:
+            event.input.clear()
+            return
+        self.post_message(Send(protocol.Say(text=event.value)))
+        event.input.clear()

@@ -1,0 +1,83 @@
+"""The rules panel (`i` everywhere): a table's rules in plain words (RULES.md §7: "The table's
+rules are shown to every player and spectator").
+
+The text is generated from the table's `Options` by screens/rulestext.py, never written per
+preset, in the session's language (`app.tr`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from perudo_ssh.i18n import N_, Translator
+from perudo_ssh.rules import Options
+from screens.footer import Footer
+from screens.rulestext import lobby_rules, rules_summary
+
+Subject = Literal["table", "draft", "lobby"]
+"""Whose rules the panel shows: the table here, the table being created, or (no options)
+the rules in general."""
+
+
+def rules_lines(tr: Translator, options: Options | None) -> list[str]:
+    """The panel's lines: `rules_summary(options)`, or the general rules without options."""
+    return lobby_rules(tr) if options is None else rules_summary(options, tr)
+
+
+def rules_content(tr: Translator, options: Options | None) -> Content:
+    """The panel's text: one bulleted line per rule, never read as markup."""
+    return Content("\n").join(Content(f"• {line}") for line in rules_lines(tr, options))
+
+
+def rules_title(tr: Translator, subject: Subject, options: Options | None) -> str:
+    """The panel's title: `Rules of this table (club)`, `Rules of your new table (classic)`,
+    or `Rules`."""
+    if options is None or subject == "lobby":
+        return tr._("Rules")
+    if subject == "draft":
+        return tr._("Rules of your new table ({preset})", preset=options.preset)
+    return tr._("Rules of this table ({preset})", preset=options.preset)
+
+
+class RulesScreen(ModalScreen[None]):
+    """The rules of `options` in plain words, one line per rule, scrolling if needed;
+    `subject` says whose they are (see `Subject`). Esc, q or i closes it."""
+
+    BINDINGS = [
+        Binding("escape,q,i", "dismiss", N_("Close"), key_display="esc"),
+        Binding("question_mark", "app.help", N_("Help"), key_display="?"),
+        # a modal screen hides the app's keys: the language key again
+        Binding("f2", "app.language", N_("Language"), key_display="F2", show=False),
+    ]
+
+    def __init__(self, options: Options | None, subject: Subject = "table") -> None:
+        super().__init__()
+        self.options = options
+        self.subject: Subject = subject if options is not None else "lobby"
+
+    @property
+    def _tr(self) -> Translator:
+        return self.app.tr  # type: ignore[attr-defined]
+
+    def compose(self) -> ComposeResult:
+        tr = self._tr
+        with VerticalScroll(id="rules-box", classes="dialog"):
+            title = rules_title(tr, self.subject, self.options)
+            yield Static(Content(title), id="rules-title", classes="dialog-title")
+            yield Static(rules_content(tr, self.options), id="rules-text")
+        yield Footer()
+
+    def retranslate(self) -> None:
+        """Redraw the title and the rules in the app's current language."""
+        tr = self._tr
+        self.query_one("#rules-title", Static).update(
+            Content(rules_title(tr, self.subject, self.options))
+        )
+        self.query_one("#rules-text", Static).update(rules_content(tr, self.options))

@@ -1,0 +1,203 @@
+"""Pilot tests of the admin screen (issue 4, item 6) with a fake lobby session, 80×24: who
+reaches it, what it shows, and the command each key sends."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, Input
+
+from perudo_ssh import protocol as P
+from perudo_ssh.rules import observe
+from screens.admin import AdminScreen
+from screens.app import make_app
+from screens.lobby import LobbyScreen
+from screens.table import TableScreen
+from tests.test_screens_fakes import (
+    FakeSession,
+    rolled,
+    screen_text,
+    table_state,
+    wait_until,
+)
+
+SIZE = (80, 24)
+KEY = "SHA256:" + "B" * 43
+
+STATE = P.AdminState(
+    sessions=(
+        P.AdminSession(
+            id=1, name="ana", fingerprint=KEY, address="10.0.0.7", table=2, place="seated"
+        ),
+        P.AdminSession(
+            id=4,
+            name="[red]guest-1[/red]",
+            fingerprint=None,
+            address="10.0.0.8",
+            table=None,
+            place="lobby",
+            muted="spam",
+            muted_until=None,
+        ),
+        P.AdminSession(
+            id=5,
+            name="boss",
+            fingerprint="SHA256:" + "A" * 43,
+            address="127.0.0.1",
+            table=None,
+            place="lobby",
+            admin=True,
+        ),
+    ),
+    tables=(
+        P.AdminTable(
+            id=2,
+            name="ana's",
+            preset="classic",
+            status="playing",
+            paused=True,
+            players=("ana", "bot-Luis"),
+            spectators=1,
+        ),
+    ),
+    audit=(
+        P.AuditRow(
+            at=1_750_000_000.0,
+            admin="boss (SHA256:x)",
+            action="mute",
+            target="guest-1 (guest, 10.0.0.8)",
+            reason="spam",
+        ),
+    ),
+    bans=(P.BanRow(id=3, kind="address", value="10.9.9.9", reason="bot farm", until=None),),
+)
+
+
+def admin_app(admin: bool = True):
+    session = FakeSession("boss")
+    session.feed(P.Welcome(name="boss", admin=admin), P.LobbyState(tables=(), online=("boss",)))
+    return session, make_app(session)
+
+
+async def open_admin(pilot, app, session) -> AdminScreen:
+    await wait_until(pilot, lambda: app.admin)
+    await pilot.press("A")
+    await wait_until(pilot, lambda: isinstance(app.screen, AdminScreen))
+    session.feed(STATE)
+    screen = app.screen
+    assert isinstance(screen, AdminScreen)
+    await wait_until(pilot, lambda: screen.state is not None)
+    await pilot.pause()
+    return screen
+
+
+async def test_a_non_admin_has_no_admin_key():
+    session, app = admin_app(admin=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.player_name == "boss" and app.lobby is not None)
+        await pilot.press("A", "ctrl+a")
+        await pilot.pause()
+        assert isinstance(app.screen, LobbyScreen) and session.sent == []
+        assert app.check_action("admin", ()) is False
+        app.action_admin()  # even called directly
+        await pilot.pause()
+        assert isinstance(app.screen, LobbyScreen) and session.sent == []
+
+
+async def test_the_admin_screen_shows_sessions_tables_and_the_audit_log():
+    session, app = admin_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_admin(pilot, app, session)
+        assert session.sent == [P.WatchAdmin(on=True)]
+        text = screen_text(app)
+        assert "Admin · 3 sessions · 1 table · 1 ban" in text
+        assert "ana" in text and "10.0.0.7" in text and "table 2" in text
+        assert "[red]guest-1[/red]" in text  # a name is never markup
+        assert "until for ever" in text  # guest-1's mute
+        assert "playing, paused" in text and "ana, bot-Luis" in text
+        assert "06-15 15:06  boss" in text and "spam" in text
+        await pilot.press("v")  # the bans instead of the audit log
+        await pilot.pause()
+        text = screen_text(app)
+        assert "10.9.9.9" in text and "bot farm" in text and "for ever" in text
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        assert session.sent[-1] == P.WatchAdmin(on=False)
+
+
+async def test_each_key_sends_its_admin_command():
+    session, app = admin_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_admin(pilot, app, session)
+        reason = screen.query_one("#admin-reason", Input)
+        session.sent.clear()
+        await pilot.press("k")  # no reason yet: nothing is sent, the reason field is focused
+        await pilot.pause()
+        assert session.sent == [] and screen.focused is reason
+        await pilot.press(*"rude", "enter", "k")
+        await wait_until(pilot, lambda: len(session.sent) == 1)
+        assert session.sent == [P.Kick(session=1, reason="rude")]
+        assert reason.value == ""  # emptied once sent
+        sessions = screen.query_one("#admin-sessions", DataTable)
+        sessions.move_cursor(row=1)  # guest-1
+        reason.value = "spam"
+        screen.query_one("#admin-duration", Input).value = "10m"
+        await pilot.press("B")
+        reason.value = "spam"
+        await pilot.press("m")
+        await pilot.press("u")
+        await pilot.press("r")
+        await pilot.pause()
+        assert session.sent[1:] == [
+            P.Ban(kind="address", reason="spam", session=4, seconds=600),
+            P.Mute(session=4, reason="spam", seconds=600),
+            P.Unmute(session=4),
+            P.RemovePlayer(session=4, reason=""),
+        ]
+        screen.query_one("#admin-duration", Input).value = "soon"
+        reason.value = "x"
+        await pilot.press("b")  # not a duration: nothing sent
+        await pilot.pause()
+        assert len(session.sent) == 5
+        duration = screen.query_one("#admin-duration", Input)
+        assert screen.focused is duration  # to be mended
+        duration.value = "forever"
+        await pilot.press("enter")  # back to the lists
+        session.sent.clear()
+        await pilot.press("p", "x")  # table 2 is paused: p resumes it
+        reason.value = "Bar closes"
+        await pilot.press("n")
+        await pilot.press("U")  # the bans are not shown: nothing
+        await pilot.press("v", "U")
+        await pilot.pause()
+        assert session.sent == [
+            P.ResumeTable(table=2),
+            P.CloseTable(table=2, reason=""),
+            P.Announce(text="Bar closes"),
+            P.Unban(ban=3),
+        ]
+
+
+async def test_an_announcement_is_shown_as_plain_text():
+    session, app = admin_app(admin=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.lobby is not None)
+        session.feed(P.Announcement(text="[b]Restart[/b] at noon", by="boss"))
+        await wait_until(pilot, lambda: bool(app._notifications))
+        (note,) = app._notifications
+        assert (note.message, note.title) == ("[b]Restart[/b] at noon", "Announcement from boss")
+        assert note.markup is False
+
+
+async def test_an_admin_at_a_table_opens_the_admin_screen_and_comes_back():
+    session = FakeSession("ana")
+    session.feed(P.Welcome(name="ana", admin=True), table_state(observe(rolled(), 0)))
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.press("A")
+        await wait_until(pilot, lambda: isinstance(app.screen, AdminScreen))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.press("ctrl+a")
+        await wait_until(pilot, lambda: isinstance(app.screen, AdminScreen))
+        watch = [P.WatchAdmin(on=True), P.WatchAdmin(on=False), P.WatchAdmin(on=True)]
+        assert session.sent == watch

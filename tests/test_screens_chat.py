@@ -1,0 +1,163 @@
+"""Pilot tests of the chat panes (80×24): the lobby's below the tables, the table's over the
+bids (`t`), against a fake lobby session."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.widgets import DataTable
+
+from perudo_ssh import protocol as P
+from perudo_ssh.chat import MAX_CHAT_LENGTH
+from perudo_ssh.rules import observe
+from screens.app import make_app
+from screens.chat import ChatInput, ChatLog, ChatPane
+from screens.create import CreateTableDialog
+from tests.test_screens_fakes import (
+    FakeSession,
+    bid,
+    lobby_state,
+    rolled,
+    screen_text,
+    summary,
+    table_state,
+    wait_until,
+)
+
+SIZE = (80, 24)
+
+
+def line(i: int, text: str, name: str = "ben", table: int | None = None) -> P.ChatLine:
+    scope = "lobby" if table is None else "table"
+    return P.ChatLine(id=i, scope=scope, name=name, text=text, table=table)
+
+
+def test_chat_log_keeps_lines_once_in_order_and_per_table() -> None:
+    log = ChatLog()
+    assert log.add([line(5, "e"), line(7, "g")]) == [line(5, "e"), line(7, "g")]
+    # a history sent again on coming back: only what is new, older lines go first
+    assert log.add([line(3, "c"), line(5, "e"), line(7, "g"), line(9, "i")]) == [
+        line(3, "c"),
+        line(9, "i"),
+    ]
+    assert [x.id for x in log.lines] == [3, 5, 7, 9]
+    log.add([line(100 + i, str(i)) for i in range(60)])
+    assert [x.id for x in log.lines] == list(range(110, 160))
+    # another table's line starts the log again
+    log.add([line(200, "x", table=4)])
+    assert (log.table, [x.text for x in log.lines]) == (4, ["x"])
+
+
+async def test_lobby_chat_shows_lines_as_text_and_sends_what_is_typed() -> None:
+    session = FakeSession()
+    app = make_app(session)
+    session.feed(
+        P.Welcome(name="ana"),
+        lobby_state(summary(1)),
+        P.ChatHistory(scope="lobby", lines=(line(1, "hola [red]todos[/red]"),)),
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "ben: hola [red]todos[/red]" in screen_text(app))
+        assert "Lobby chat · m to type" in screen_text(app)
+        assert isinstance(app.focused, DataTable)
+        await pilot.press("m")
+        assert isinstance(app.focused, ChatInput)
+        for key in "c j s q":  # the lobby's keys are letters of the line now
+            await pilot.press("space" if key == " " else key)
+        await pilot.press("enter")
+        assert session.sent == [P.Say(text="c j s q")]
+        assert not isinstance(app.screen, CreateTableDialog)
+        assert app.screen.query_one(ChatInput).value == ""
+        session.feed(line(2, "c j s q", name="ana"))
+        await wait_until(pilot, lambda: "ana: c j s q" in screen_text(app))
+        await pilot.press("enter")  # nothing typed: nothing said
+        assert session.sent == [P.Say(text="c j s q")]
+        await pilot.press("escape")
+        assert isinstance(app.focused, DataTable)
+        await pilot.press("tab")  # Tab reaches the chat line too
+        assert isinstance(app.focused, ChatInput)
+
+
+async def test_a_paste_keeps_one_clean_line_that_fits() -> None:
+    session = FakeSession()
+    app = make_app(session)
+    session.feed(P.Welcome(name="ana"), lobby_state())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("m")
+        chat_input = app.screen.query_one(ChatInput)
+        chat_input.post_message(events.Paste("hi\x1b]0;pwned\x07 there\x1b[2J\nsecond line"))
+        await wait_until(pilot, lambda: chat_input.value != "")
+        assert chat_input.value == "hi there second line"
+        chat_input.post_message(events.Paste("x" * 500))
+        await wait_until(pilot, lambda: len(chat_input.value) > 20)
+        assert len(chat_input.value) == MAX_CHAT_LENGTH
+
+
+async def test_table_chat_opens_over_the_bids_and_keys_are_its_own() -> None:
+    session = FakeSession()
+    app = make_app(session)
+    game = observe(bid(rolled(), 0, 3, 4), 0)
+    session.feed(P.Welcome(name="ana"), lobby_state(summary(1)), table_state(game))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "Current bid: 3×4" in screen_text(app))
+        pane = app.screen.query_one(ChatPane)
+        assert not pane.is_open
+        # a line said while the chat is closed is shown as a notification
+        session.feed(line(1, "[b]nice[/b] bid", table=1))
+        await wait_until(pilot, lambda: bool(app._notifications))
+        (note,) = app._notifications
+        assert (note.title, note.message, note.markup) == ("ben", "[b]nice[/b] bid", False)
+        await pilot.press("t")
+        assert pane.is_open and isinstance(app.focused, ChatInput)
+        text = screen_text(app)
+        assert "Table chat · Esc closes" in text and "ben: [b]nice[/b] bid" in text
+        assert "Current bid: 3×4" in text and "Your dice" in text  # the table stays in sight
+        for key in "dlt":  # dudo, leave, chat: letters of the line here
+            await pilot.press(key)
+        await pilot.press("enter")
+        assert session.sent == [P.Say(text="dlt")]
+        # open, my own line and others' need no notification
+        session.feed(line(2, "dlt", name="ana", table=1), line(3, "ok", table=1))
+        await wait_until(pilot, lambda: "ben: ok" in screen_text(app))
+        assert len(app._notifications) == 1
+        await pilot.press("escape")  # closes the chat, does not leave the table
+        assert not pane.is_open and app.focused is None
+        assert session.sent == [P.Say(text="dlt")]
+        await pilot.press("t", "t")  # from the table's keys, t opens and t closes
+        assert pane.is_open
+        await pilot.press("escape")
+        # back to the lobby: the table's lines are forgotten
+        session.feed(P.LeftTable())
+        await wait_until(pilot, lambda: not app.chat.table.lines)
+
+
+async def test_table_chat_in_the_waiting_room_and_for_spectators() -> None:
+    session = FakeSession()
+    app = make_app(session)
+    session.feed(
+        P.Welcome(name="ana"),
+        lobby_state(summary(1)),
+        P.ChatHistory(scope="table", table=1, lines=(line(4, "hi all", table=1),)),
+        table_state(None, status="waiting", me=None),
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.table is not None)
+        await pilot.pause()
+        await pilot.press("t")
+        assert app.screen.query_one(ChatPane).is_open
+        assert "ben: hi all" in screen_text(app)
+        await pilot.press("y", "o", "enter")
+        assert session.sent == [P.Say(text="yo")]
+
+
+async def test_chat_panes_follow_a_language_switch() -> None:
+    session = FakeSession()
+    app = make_app(session)
+    session.feed(P.Welcome(name="ana"), lobby_state())
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.screen.query_one(ChatPane)
+        await wait_until(pilot, lambda: pane.border_title == "Lobby chat · m to type")
+        app.set_language("fr")
+        assert pane.border_title == app.tr._("Lobby chat · m to type")
+        assert app.screen.query_one(ChatInput).placeholder == app.tr._(
+            "Type a line, Enter to say it, Esc to go back"
+        )
