@@ -1,7 +1,11 @@
-"""The `perudo-ssh` command: `serve` the game over SSH, or `referee` a game record.
+"""The `perudo-ssh` command: `serve` the game over SSH, `referee` a game record, or edit the
+`admin`s of the configuration file.
 
-perudo-ssh serve [--listen 127.0.0.1] [--port 2222] [--host-keys host_keys]
+perudo-ssh serve [--config perudo.toml] [--listen 127.0.0.1] [--port 2222] [--host-keys host_keys]
+                 [--db perudo.db]
 perudo-ssh referee RECORD.json|-        (RECORD.md "The referee")
+perudo-ssh admin add|remove NAME|FINGERPRINT [--config perudo.toml]
+perudo-ssh admin list [--config perudo.toml]
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
+from perudo_ssh import config as configuration
 from perudo_ssh.record import MalformedRecord, decode_record
 from perudo_ssh.referee import USAGE, encode_verdict, verdict_of
 
@@ -48,18 +54,131 @@ def referee_command(argv: Sequence[str]) -> int:
     return 0 if verdict.legal else 1
 
 
+def admin_command(args: argparse.Namespace) -> int:
+    """`perudo-ssh admin add|remove|list`: edit or show the admins of the config file
+    (`perudo_ssh.config`). A NAME is looked up in the player database for its keys.
+
+    Prints what changed on stdout (`list`: one `FINGERPRINT  LABEL` line per admin). Returns
+    0 done (`add` of an admin already there included), 1 `remove` of someone who is not an
+    admin, 2 a malformed config file, fingerprint or unknown name (one line on stderr).
+    """
+    path: Path = args.config
+    try:
+        if args.action == "list":
+            admins = configuration.load_config(path).admins
+            if not admins:
+                print(f"no admins in {path}", file=sys.stderr)
+            for fingerprint, label in admins.items():
+                print(f"{fingerprint}  {label}".rstrip())
+            return 0
+        resolve = _name_resolver(args, path, missing_ok=args.action == "remove")
+        if args.action == "add":
+            added = configuration.add_admin(path, args.who, resolve)
+            for fingerprint in added:
+                print(f"added admin {fingerprint} ({args.who}) to {path}")
+            if not added:
+                print(f"{args.who} is already an admin in {path}")
+            return 0
+        removed = configuration.remove_admin(path, args.who, resolve)
+        for fingerprint in removed:
+            print(f"removed admin {fingerprint} from {path}")
+        if not removed:
+            print(f"perudo-ssh admin: {args.who} is not an admin in {path}", file=sys.stderr)
+            return 1
+        return 0
+    except configuration.ConfigError as exc:
+        print(f"perudo-ssh admin: {exc}", file=sys.stderr)
+        return 2
+
+
+def _name_resolver(
+    args: argparse.Namespace, path: Path, missing_ok: bool = False
+) -> configuration.Resolver:
+    """How `admin` turns a player NAME into the fingerprints of every key of that account:
+    a look-up in the player database (`--db`, else the config file's `[server] db`, else
+    the store's default). The database is never created: a missing one gives no keys if
+    `missing_ok` (remove: by label only), else a `ConfigError`, as does an unusable one."""
+    from perudo_ssh.store import DEFAULT_PATH, Store, StoreError
+
+    db: Path = args.db or configuration.load_config(path).server.db or DEFAULT_PATH
+
+    async def fingerprints(name: str) -> list[str]:
+        store = await Store.open(db)
+        try:
+            account = await store.account_named(name)
+            return (
+                [] if account is None else [k.fingerprint for k in await store.keys_of(account.id)]
+            )
+        finally:
+            await store.close()
+
+    def resolve(name: str) -> list[str]:
+        if not db.is_file():
+            if missing_ok:
+                return []
+            raise configuration.ConfigError(f"no player database {db} to look {name!r} up in")
+        try:
+            return asyncio.run(fingerprints(name))
+        except StoreError as exc:
+            raise configuration.ConfigError(str(exc)) from None
+
+    return resolve
+
+
+class ServeSettings(NamedTuple):
+    """What `serve` runs with: `listen` address, TCP `port` (0: any free one), `host_keys`
+    folder, `db` the player database file (None: the store's own default)."""
+
+    listen: str
+    port: int
+    host_keys: Path
+    db: Path | None
+
+
+def serve_settings(args: argparse.Namespace) -> ServeSettings:
+    """`serve`'s settings: each from its command-line flag if given, else from the config
+    file's `[server]` table (`--config`), else the default (127.0.0.1, 2222, host_keys; `db`
+    None: the store's own default). Raises `ConfigError` for a malformed config file."""
+    settings = configuration.load_config(args.config).server
+    port = args.port if args.port is not None else settings.port
+    return ServeSettings(
+        listen=args.listen or settings.listen or "127.0.0.1",
+        port=2222 if port is None else port,
+        host_keys=args.host_keys or settings.host_keys or Path("host_keys"),
+        db=getattr(args, "db", None) or settings.db,
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="perudo-ssh", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the SSH game server")
-    serve.add_argument("--listen", default="127.0.0.1", help="address to listen on")
-    serve.add_argument("--port", type=int, default=2222, help="TCP port (default 2222)")
+    config_help = "the TOML configuration file (default perudo.toml; missing is fine)"
+    serve.add_argument("--config", type=Path, default=configuration.DEFAULT_PATH, help=config_help)
+    # None: not given, so the config file's [server] setting or the default applies
+    serve.add_argument("--listen", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="TCP port (default 2222)")
+    serve.add_argument("--host-keys", type=Path, help="folder of the host key (default host_keys)")
     serve.add_argument(
-        "--host-keys", type=Path, default=Path("host_keys"), help="folder of the host key"
+        "--db", type=Path, help="the database file, created on first start (default perudo.db)"
     )
     serve.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
     referee = sub.add_parser("referee", help="check a perudo-record/1 game record")
     referee.add_argument("record", help="a record file, or - for standard input")
+    admin = sub.add_parser("admin", help="add, remove or list admins in the config file")
+    actions = admin.add_subparsers(dest="action", required=True)
+    for action, text in (
+        ("add", "make a player (all their keys) or one key fingerprint an admin"),
+        ("remove", "take admin rights from a player's keys or one key fingerprint"),
+        ("list", "print every admin: fingerprint and label"),
+    ):
+        command = actions.add_parser(action, help=text)
+        if action != "list":
+            command.add_argument("who", metavar="NAME|FINGERPRINT", help="SHA256:... or a name")
+            command.add_argument("--db", type=Path, help="the player database to look NAME up in")
+        command.add_argument(
+            "--config", type=Path, default=configuration.DEFAULT_PATH, help=config_help
+        )
     return parser
 
 
@@ -68,17 +187,35 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == "referee":
         return referee_command([args.record])
+    if args.command == "admin":
+        return admin_command(args)
+    try:
+        settings = serve_settings(args)
+    except configuration.ConfigError as exc:
+        print(f"perudo-ssh serve: {exc}", file=sys.stderr)
+        return 2
     logging.basicConfig(
         level=args.log_level.upper(),
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     from perudo_ssh.serve import serve_forever
+    from perudo_ssh.store import StoreError
 
     try:
-        asyncio.run(serve_forever(args.listen, args.port, args.host_keys))
+        asyncio.run(
+            serve_forever(
+                settings.listen, settings.port, settings.host_keys, settings.db, args.config
+            )
+        )
     except KeyboardInterrupt:
         pass
+    except StoreError as exc:
+        print(f"perudo-ssh serve: cannot use the database {exc}", file=sys.stderr)
+        return 2
+    except configuration.ConfigError as exc:  # the file broke between reading and serving
+        print(f"perudo-ssh serve: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -1,7 +1,16 @@
 """The game server: one lobby actor, one SSH listener, one Textual app per connection.
 
 This is the only module that joins the lobby (`perudo_ssh.lobby`), the SSH layer
-(`perudo_ssh.ssh`) and the screens (`screens`).
+(`perudo_ssh.ssh`), the store (`perudo_ssh.store`, through `perudo_ssh.archive`) and the
+screens (`screens`).
+
+With a store, a key's session reaches it as `PerudoApp.store` and `PerudoApp.account` (None
+for a guest), set by the app factory here; every finished game is stored by the
+`GameArchive`, which then calls `update_ratings`.
+
+Moderation (issue 4, item 6): whether a session is an admin is decided here, from its key and
+the configuration's admins (`AdminList`), and handed to the lobby; the lobby's `Moderation`
+is loaded from the store at start, and the SSH server refuses the keys and addresses it bans.
 """
 
 from __future__ import annotations
@@ -9,12 +18,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import weakref
 from pathlib import Path
 
 import asyncssh
 
+from perudo_ssh import ratings
+from perudo_ssh.archive import GameArchive
+from perudo_ssh.i18n import language_of
 from perudo_ssh.lobby import Lobby
+from perudo_ssh.moderation import AdminList, banner_text, host_of
+from perudo_ssh.referee import Verdict
 from perudo_ssh.ssh.server import Login, start_server
+from perudo_ssh.store import DEFAULT_PATH, NewGame, Store
 
 log = logging.getLogger(__name__)
 
@@ -22,31 +38,138 @@ SHUTDOWN_GRACE = 3.0
 """Seconds a stopping server gives its sessions to show the goodbye and close."""
 
 
+_RATING_LOCKS: weakref.WeakKeyDictionary[Store, asyncio.Lock] = weakref.WeakKeyDictionary()
+"""One lock per store: two games finishing together must not both start from the same
+ratings (read, rate, write is one step)."""
+
+
+async def update_ratings(store: Store, game_id: int, game: NewGame, verdict: Verdict) -> None:
+    """The ratings hook: called once each finished game is stored as `game_id` (`game` as
+    stored, `verdict` its referee's verdict).
+
+    A game of a rated table (`game.rated`, the table option) with at least two account
+    holders (`perudo_ssh.ratings.is_rated`) moves their ratings by `perudo_ssh.ratings.rate`
+    over the finishing order (`finishing_order`, a player who left mid-game placed when they
+    left: `GamePlayer.left_round`); bots, guests and second sessions (no account) are left out
+    of the ranking. Each account starts from its latest stored rating (`ratings.DEFAULT` for a
+    newcomer); the new ones are written in one transaction, dated when the game finished.
+    An illegal or unfinished verdict rates nothing."""
+    if not game.rated or not verdict.legal or verdict.winner is None:
+        return
+    account_of = {p.name: p.account_id for p in game.players}
+    left = {p.name: p.left_round for p in game.players if p.left_round is not None}
+    order = ratings.finishing_order(verdict, left)
+    lock = _RATING_LOCKS.setdefault(store, asyncio.Lock())
+    async with lock:
+        before: list[ratings.Rating | None] = []
+        for name in order:
+            account = account_of.get(name)
+            if account is None:
+                before.append(None)
+                continue
+            row = await store.rating_of(account)
+            before.append(
+                ratings.DEFAULT if row is None else ratings.Rating(mu=row.mu, sigma=row.sigma)
+            )
+        if not ratings.is_rated(game.rated, before):
+            return
+        after = ratings.rate(before)
+        new: dict[int, tuple[float, float]] = {}
+        for name, rating in zip(order, after, strict=True):
+            account = account_of.get(name)
+            if rating is not None and account is not None:
+                new[account] = (rating.mu, rating.sigma)
+        await store.add_ratings(game_id, new, at=game.finished)
+
+
 async def start_game_server(
     host: str = "127.0.0.1",
     port: int = 2222,
     host_key_dir: Path = Path("host_keys"),
     lobby: Lobby | None = None,
+    archive: GameArchive | None = None,
+    admins: AdminList | None = None,
 ) -> tuple[asyncssh.SSHAcceptor, Lobby]:
     """Start `lobby` (a new one by default) and an SSH listener on `host:port` whose
-    sessions each run a `screens.app.PerudoApp` attached to it. Port 0 picks a free port
-    (read it from `acceptor.get_port()`)."""
+    sessions each run a `screens.app.PerudoApp` attached to it, in the language of the
+    client's locale (`Login.lang`, English when it sent none). Port 0 picks a free port
+    (read it from `acceptor.get_port()`).
+
+    With an `archive`, its store knows the players (keys are accounts, guests `guest-N`,
+    the exec commands run) and it stores every game the lobby finishes (unless the lobby
+    already has an `on_game_over`); the caller closes the store after stopping the lobby and
+    `archive.drain()`. The lobby's moderation then uses that store too (unless it has one):
+    the bans and mutes in force are loaded before listening (raises what the store raises).
+
+    `admins` says which keys are admins' (none by default); bans are refused at login."""
     from screens.app import make_app
 
     if lobby is None:
         lobby = Lobby()
+    store = archive.store if archive is not None else None
+    if archive is not None and lobby.on_game_over is None:
+        lobby.on_game_over = archive.game_over
+    moderation = lobby.moderation
+    if store is not None and moderation.store is None:
+        moderation.store = store
+        await moderation.load()
     lobby.start()
 
-    def app_factory(login: Login):
-        return make_app(lobby.connect(login.name, login.fingerprint))
+    def is_banned(fingerprint: str | None, address: str | None) -> str | None:
+        ban = moderation.active_ban(fingerprint, address)
+        return None if ban is None else banner_text(ban)
 
-    acceptor = await start_server(app_factory, host=host, port=port, host_key_dir=host_key_dir)
+    def app_factory(login: Login):
+        session = lobby.connect(
+            login.name,
+            login.fingerprint,
+            admin=admins is not None and admins.is_admin(login.fingerprint),
+            address=host_of(login.peer),
+            account_id=login.account.id if login.account is not None else None,
+        )
+        if archive is not None:
+            archive.session_joined(session, login.account)
+        app = make_app(session, language_of(login.lang))
+        app.store = store if login.account is not None else None
+        app.account = login.account
+        if login.notice is not None:
+            app.arrival_notice = (login.notice, dict(login.notice_args))
+        return app
+
+    acceptor = await start_server(
+        app_factory, host=host, port=port, host_key_dir=host_key_dir, store=store, bans=is_banned
+    )
     return acceptor, lobby
 
 
-async def serve_forever(host: str, port: int, host_key_dir: Path) -> None:
-    """Run the server until SIGINT or SIGTERM, then close sessions and stop cleanly."""
-    acceptor, lobby = await start_game_server(host, port, host_key_dir)
+async def serve_forever(
+    host: str,
+    port: int,
+    host_key_dir: Path,
+    db: Path | None = DEFAULT_PATH,
+    config: Path | None = None,
+) -> None:
+    """Run the server until SIGINT or SIGTERM, then close sessions and stop cleanly.
+
+    `db` is the database file (created on first start; `perudo_ssh.store`); `config` the
+    configuration file whose `[admins]` are the admins (read again when it changes; None:
+    no admins). Raises `StoreError` if the database cannot be used, `ConfigError` if the
+    configuration is malformed, before listening."""
+    admins = AdminList(config) if config is not None else None
+    store = await Store.open(db or DEFAULT_PATH)
+    archive = GameArchive(store, after_game=update_ratings)
+    log.info("database %s", store.path)
+    try:
+        acceptor, lobby = await start_game_server(
+            host, port, host_key_dir, archive=archive, admins=admins
+        )
+    except BaseException:
+        await store.close()
+        raise
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)  # before saying so: a stop may come at once
     log.info(
         "perudo-ssh listening on %s:%d — connect with: ssh -p %d %s",
         host,
@@ -54,10 +177,6 @@ async def serve_forever(host: str, port: int, host_key_dir: Path) -> None:
         acceptor.get_port(),
         host,
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     log.info("stopping")
     acceptor.close()
@@ -67,3 +186,5 @@ async def serve_forever(host: str, port: int, host_key_dir: Path) -> None:
     others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
     if others:
         await asyncio.wait(others, timeout=SHUTDOWN_GRACE)
+    await archive.drain()  # every finished game is written before the database closes
+    await store.close()

@@ -8,11 +8,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import asyncssh
 import pytest
 
 from perudo_ssh import protocol
+from perudo_ssh.archive import GameArchive
 from perudo_ssh.lobby import Lobby
-from perudo_ssh.serve import start_game_server
+from perudo_ssh.serve import start_game_server, update_ratings
+from perudo_ssh.store import Store
 
 
 @dataclass
@@ -29,8 +32,8 @@ class GameServer:
 def _record(lobby: Lobby, server: GameServer) -> None:
     connect = lobby.connect
 
-    def recording_connect(name: str, fingerprint: str | None = None):
-        session = connect(name, fingerprint)
+    def recording_connect(name: str, fingerprint: str | None = None, **moderation: object):
+        session = connect(name, fingerprint, **moderation)  # type: ignore[arg-type]
         sent = server.sent.setdefault(name, [])
         received = server.received.setdefault(name, [])
         send, next_event = session.send, session.next_event
@@ -63,3 +66,48 @@ async def game_server(tmp_path: Path) -> AsyncIterator[GameServer]:
     acceptor.close()
     await lobby.stop()
     await acceptor.wait_closed()
+
+
+@dataclass
+class StoredServer:
+    """The real server with a store (`--db`) in `db`, instant bots and seeded dice; it can be
+    stopped and started again on the same database and host key (`restart`)."""
+
+    db: Path
+    host_keys: Path
+    port: int = 0
+    lobby: Lobby | None = None
+    store: Store | None = None
+    archive: GameArchive | None = None
+    acceptor: asyncssh.SSHAcceptor | None = None
+
+    async def start(self) -> None:
+        self.store = await Store.open(self.db)
+        self.archive = GameArchive(self.store, after_game=update_ratings)
+        self.lobby = Lobby(bot_delay=(0, 0), reveal_timeout=60, rng=random.Random(7))
+        self.acceptor, _ = await start_game_server(
+            "127.0.0.1", 0, self.host_keys, self.lobby, archive=self.archive
+        )
+        self.port = self.acceptor.get_port()
+
+    async def stop(self) -> None:
+        """Stop as `perudo-ssh serve` does on SIGTERM: listener, lobby, pending games, store."""
+        assert self.acceptor and self.lobby and self.archive and self.store
+        self.acceptor.close()
+        await self.lobby.stop()
+        await self.acceptor.wait_closed()
+        await self.archive.drain()
+        await self.store.close()
+
+    async def restart(self) -> None:
+        await self.stop()
+        await self.start()
+
+
+@pytest.fixture
+async def stored_server(tmp_path: Path) -> AsyncIterator[StoredServer]:
+    """The real server backed by a database in `tmp_path` (see `StoredServer`)."""
+    server = StoredServer(db=tmp_path / "perudo.db", host_keys=tmp_path / "keys")
+    await server.start()
+    yield server
+    await server.stop()

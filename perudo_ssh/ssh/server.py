@@ -2,24 +2,51 @@
 
 Identity is the public key a client proves it holds (its SHA256 fingerprint); a
 client without keys gets in as a guest through keyboard-interactive with zero
-prompts. Passwords, port forwarding, agent and X11 forwarding, SFTP/SCP and
-commands are all refused.
+prompts. Passwords, port forwarding, agent and X11 forwarding and SFTP/SCP are
+refused.
+
+With a store (issue 4, item 2), a key is an account: once authentication succeeds the
+key's account is looked up, or made — its first login claims the cleaned user name, or a
+free alternative when another key holds it (`Store.claim_key`) — and every session of
+the connection waits for that before it starts. A guest is `guest-N` (numbered from 1 for
+the server's life) and nothing of theirs is stored. The app gets the account and a notice
+to show through `Login`. With a store, `ssh host COMMAND` runs the whitelisted commands of
+`perudo_ssh.ssh.commands`; without one, every command is refused.
+
+Bans (issue 4, item 6) are enforced here, by a `BanCheck` the server is given: an address ban
+when authentication begins, a key ban when the key is offered. A banned client is sent an
+authentication banner saying until when and why, then every authentication method is refused
+(a banned key does not come in as a guest either); a new session on a connection whose key or
+address was banned since is refused too.
 """
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import logging
 import weakref
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import asyncssh
 
+from perudo_ssh.i18n import N_
+from perudo_ssh.moderation import normal_address
+from perudo_ssh.names import clean_name
+from perudo_ssh.ssh.commands import CommandSession
 from perudo_ssh.ssh.hostkey import load_or_create_host_key
 from perudo_ssh.ssh.isolation import install_redirect_guard
 from perudo_ssh.ssh.login import AppFactory, Login
 from perudo_ssh.ssh.session import AppSession
+from perudo_ssh.store import Account, Store, claimable_name
 
-__all__ = ["AppFactory", "Login", "start_server"]
+if TYPE_CHECKING:
+    from textual.app import App
+
+__all__ = ["AppFactory", "BanCheck", "Login", "start_server"]
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +59,10 @@ KEEPALIVE_INTERVAL = 30.0
 LOGIN_TIMEOUT = 30.0
 """Seconds a client has to finish logging in."""
 
+BanCheck = Callable[[str | None, str | None], str | None]
+"""`(key fingerprint or None, IP address or None)` -> the banner to show a banned client
+(until when, why), or None when neither is banned. Called on the event loop; must not block."""
+
 
 def _format_peer(peername: tuple[str, int] | tuple[str, int, int, int] | None) -> str:
     if not peername:
@@ -40,19 +71,82 @@ def _format_peer(peername: tuple[str, int] | tuple[str, int, int, int] | None) -
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+GUEST = N_("You are a guest: log in with an SSH key to keep your name and your games.")
+CLAIMED = N_("The name {name} is now yours: log in with this key to keep it.")
+TAKEN = N_("The name {asked} belongs to another player's key; you are {name} here.")
+RESERVED = N_("Names like {asked} are kept for guests, bots and second sessions; you are {name}.")
+KEY_NAME = N_("This key plays as {name}, not {asked}.")
+NO_ACCOUNT = N_("Your account could not be read just now; you play as a guest.")
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a connection plays as: the `name` asked of the lobby, the key's `account` (None
+    for a guest), and a `notice` (an `N_` message id with `notice_args`) for the app."""
+
+    name: str
+    account: Account | None = None
+    notice: str | None = None
+    notice_args: Mapping[str, str] = field(default_factory=dict)
+
+
+async def identify(
+    store: Store, username: str, fingerprint: str | None, guests: Iterator[int]
+) -> Identity:
+    """The identity of a login with `username` and key `fingerprint` (None: a guest, named
+    `guest-N` with the next N of `guests`). A key's first login claims the cleaned user name
+    or a free alternative; later logins get the same account whatever name they ask for. A
+    store that fails makes the key's holder a guest for this connection (logged)."""
+    if fingerprint is None:
+        return Identity(name=f"guest-{next(guests)}", notice=GUEST)
+    asked = clean_name(username)
+    try:
+        claim = await store.claim_key(fingerprint, asked)
+    except Exception:
+        logger.exception("could not read the account of key %s", fingerprint)
+        return Identity(name=f"guest-{next(guests)}", notice=NO_ACCOUNT)
+    account = claim.account
+    args = {"name": account.name, "asked": asked}
+    if account.name.casefold() == asked.casefold():
+        notice = CLAIMED if claim.created else None
+    elif not claim.created:
+        notice = KEY_NAME
+    elif claimable_name(asked) != asked:
+        notice = RESERVED
+    else:
+        notice = TAKEN
+    return Identity(name=account.name, account=account, notice=notice, notice_args=args)
+
+
 class _PerudoServer(asyncssh.SSHServer):
     """Authentication and session creation for one client connection."""
 
-    def __init__(self, app_factory: AppFactory) -> None:
+    def __init__(
+        self,
+        app_factory: AppFactory,
+        store: Store | None = None,
+        guests: Iterator[int] | None = None,
+        bans: BanCheck | None = None,
+    ) -> None:
         self._app_factory = app_factory
+        self._store = store
+        self._bans = bans
+        self._conn: asyncssh.SSHServerConnection | None = None
+        self._address: str | None = None
+        self._banned = False
+        self._guests = guests if guests is not None else itertools.count(1)
         self._peer = "unknown"
         self._username = ""
         self._offered_fingerprint: str | None = None
         self._fingerprint: str | None = None
+        self._identity: asyncio.Task[Identity] | None = None
         self._sessions: weakref.WeakSet[AppSession] = weakref.WeakSet()
 
     def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
-        self._peer = _format_peer(conn.get_extra_info("peername"))
+        self._conn = conn
+        peername = conn.get_extra_info("peername")
+        self._peer = _format_peer(peername)
+        self._address = normal_address(str(peername[0])) if peername else None
         logger.debug("connection from %s", self._peer)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -61,25 +155,43 @@ class _PerudoServer(asyncssh.SSHServer):
             # traceback's frames, whatever app was writing when the pipe broke.
             logger.info("connection from %s lost: %s", self._peer, str(exc))
 
+    def _is_banned(self, fingerprint: str | None) -> bool:
+        """Whether key `fingerprint` or this connection's address is banned; the first time
+        it is, the client is sent the ban's banner and every method is refused from then."""
+        if self._banned:
+            return True
+        banner = self._bans(fingerprint, self._address) if self._bans is not None else None
+        if banner is None:
+            return False
+        self._banned = True
+        logger.info("refused banned %s from %s", fingerprint or "address", self._peer)
+        if self._conn is not None:
+            self._conn.send_auth_banner(banner)
+        return True
+
     def begin_auth(self, username: str) -> bool:
         self._username = username
+        self._is_banned(None)  # an address ban: refused before any key is offered
         return True  # "none" must fail, so that clients offer their keys first
 
     def password_auth_supported(self) -> bool:
         return False
 
     def public_key_auth_supported(self) -> bool:
-        return True
+        return not self._banned
 
     def validate_public_key(self, username: str, key: asyncssh.SSHKey) -> bool:
         # Called for each key offered and again for the signed request; asyncssh
         # checks the signature afterwards, so the last key seen before success is
         # the one the client proved it holds.
-        self._offered_fingerprint = key.get_fingerprint("sha256")
+        fingerprint = key.get_fingerprint("sha256")
+        if self._is_banned(fingerprint):
+            return False
+        self._offered_fingerprint = fingerprint
         return True
 
     def kbdint_auth_supported(self) -> bool:
-        return True
+        return not self._banned  # a banned key does not come in as a guest
 
     def get_kbdint_challenge(self, username: str, lang: str, submethods: str) -> bool:
         self._offered_fingerprint = None  # a guest, whatever keys were offered before
@@ -93,14 +205,65 @@ class _PerudoServer(asyncssh.SSHServer):
             self._peer,
             self._fingerprint or "no key (guest)",
         )
+        if self._store is not None:
+            # asyncssh does not wait for this method before it takes channel requests, so
+            # the lookup is a task that every session request waits for
+            work = identify(self._store, self._username, self._fingerprint, self._guests)
+            self._identity = asyncio.get_running_loop().create_task(work)
 
     def session_requested(self) -> AppSession | bool:
+        if self._identity is None:
+            return self._new_session(None)
+        return self._identified_session()  # type: ignore[return-value]  # asyncssh awaits it
+
+    async def _identified_session(self) -> AppSession:
+        assert self._identity is not None
+        identity = await self._identity
+        session = self._new_session(identity)
+        if not isinstance(session, AppSession):
+            raise asyncssh.ChannelOpenError(asyncssh.OPEN_CONNECT_FAILED, "Session refused")
+        return session
+
+    def _new_session(self, identity: Identity | None) -> AppSession | bool:
+        """A session for this connection, or False past `MAX_SESSIONS_PER_CONNECTION` or
+        when its key or address was banned since it logged in."""
+        if self._bans is not None and self._bans(self._fingerprint, self._address) is not None:
+            logger.info("refused a session of banned %s", self._fingerprint or self._peer)
+            return False
         if sum(not session.closed for session in self._sessions) >= MAX_SESSIONS_PER_CONNECTION:
             logger.info("refused extra session from %s", self._peer)
             return False
-        session = AppSession(self._app_factory, self._username, self._fingerprint, self._peer)
+        session: AppSession
+        if identity is None or self._store is None:
+            session = AppSession(self._app_factory, self._username, self._fingerprint, self._peer)
+        else:
+            session = CommandSession(
+                _with_identity(self._app_factory, identity),
+                self._username,
+                self._fingerprint,
+                self._peer,
+                store=self._store,
+                account=identity.account,
+            )
         self._sessions.add(session)
         return session
+
+
+def _with_identity(app_factory: AppFactory, identity: Identity) -> AppFactory:
+    """`app_factory`, given the login with the name, account and notice of `identity`."""
+
+    def factory(login: Login) -> App[Any]:
+        return app_factory(
+            replace(
+                login,
+                name=identity.name,
+                account=identity.account,
+                notice=identity.notice,
+                notice_args=identity.notice_args,
+            )
+        )
+
+    return factory
 
 
 async def start_server(
@@ -108,21 +271,27 @@ async def start_server(
     host: str = "127.0.0.1",
     port: int = 2222,
     host_key_dir: Path = Path("host_keys"),
+    store: Store | None = None,
+    bans: BanCheck | None = None,
 ) -> asyncssh.SSHAcceptor:
     """Listen for SSH clients; run `app_factory(login)` for each PTY session.
 
     The host key is `host_key_dir/ssh_host_ed25519_key` (mode 0600), generated on
     first start and reused afterwards. `port=0` picks a free port: read it back with
     `acceptor.get_port()`. Closing the acceptor stops new connections only;
-    sessions already running go on until their clients leave.
+    sessions already running go on until their clients leave. With a `store`, keys
+    are accounts, guests are `guest-N`, and the whitelisted commands run (see the
+    module's docstring); without one, `Login.name` is the cleaned user name. With `bans`,
+    banned keys and addresses are shown their ban and refused (the module's docstring).
 
     Raises:
         OSError: the host key cannot be read or written, or the port is taken.
     """
     install_redirect_guard()
     host_key = load_or_create_host_key(host_key_dir)
+    guests = itertools.count(1)
     acceptor = await asyncssh.create_server(
-        lambda: _PerudoServer(app_factory),
+        lambda: _PerudoServer(app_factory, store, guests, bans),
         host,
         port,
         server_host_keys=[host_key],

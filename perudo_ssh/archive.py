@@ -1,0 +1,169 @@
+"""Every finished game goes into the store: its `perudo-record/1` record, the referee's
+verdict, and who played it (issue 4, item 3; RECORD.md). A game without a single account
+holder (guests and bots only) is not kept: nobody could read it back, and nothing of a
+guest's is kept.
+
+`GameArchive.game_over` is the lobby's `on_game_over`: inside the actor it only takes what it
+needs from the table and starts a task; the verdict is computed off the loop and the game is
+written by the store's thread, so the actor never waits. `drain()` waits for the games still
+being written (a clean stop loses none).
+
+Who sat where: a seat's account is the one of the lobby session sitting there
+(`session_joined` tells the archive), else the account with the seat's name — a person who
+left mid-game keeps their name on the seat a bot plays on. That is unambiguous because
+account names never look like the lobby's own (`store.claimable_name`): `guest-N` is a guest,
+`bot-…` a bot, `ana-2` a second session of ana (stored without an account). Imports neither
+textual nor asyncssh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+from perudo_ssh.ratings import finishing_order
+from perudo_ssh.record import encode_record
+from perudo_ssh.referee import Verdict, encode_verdict, verdict_of
+from perudo_ssh.session import LobbySession
+from perudo_ssh.store import Account, GamePlayer, NewGame, Store, claimable_name
+from perudo_ssh.table import GameLog, Table
+
+log = logging.getLogger(__name__)
+
+AfterGame = Callable[[Store, int, NewGame, Verdict], Awaitable[None]]
+"""Called once a finished game is stored: `(store, game_id, game, verdict)`."""
+
+
+@dataclass(frozen=True, slots=True)
+class _SeatAtEnd:
+    """A seat as the game ended: its name, the session sitting there (None: a bot plays it),
+    whether a bot plays it, the round its human left in (None: they stayed), and whether a
+    bot played it from the start (then it is nobody's account, whatever its name)."""
+
+    name: str
+    sid: int | None
+    bot: bool
+    left_round: int | None = None
+    bot_from_start: bool = False
+
+
+def places(
+    players: tuple[str, ...], verdict: Verdict, left: Mapping[str, int] | None = None
+) -> dict[str, int]:
+    """Each player's finishing place in a finished game: the winner 1, then the players in the
+    reverse of the order they went out (the first out is last). RECORD.md verdict `winner`,
+    `eliminated`. A player in `left` (name: index of the round they left in, a bot playing
+    on) finishes when they left (`perudo_ssh.ratings.finishing_order`, as the ratings rank
+    them). Raises ValueError for a game with no winner."""
+    if verdict.winner is None:
+        raise ValueError("the game is not finished")
+    if left:
+        return {name: i + 1 for i, name in enumerate(finishing_order(verdict, left))}
+    n = len(players)
+    result = {name: n - i for i, name in enumerate(verdict.eliminated)}
+    result[verdict.winner] = 1
+    return result
+
+
+class GameArchive:
+    """Stores the games a lobby finishes into `store`; `after_game` (if given) runs once each
+    is stored — the ratings update."""
+
+    def __init__(self, store: Store, after_game: AfterGame | None = None) -> None:
+        self.store = store
+        self.after_game = after_game
+        self._accounts: dict[int, int] = {}  # lobby session id -> account id
+        self._pending: set[asyncio.Task[int | None]] = set()
+        self._last: asyncio.Task[int | None] | None = None  # stored in the order they finish
+
+    def session_joined(self, session: LobbySession, account: Account | None) -> None:
+        """`session` plays as `account` (None: a guest). Forgotten with the session."""
+        if account is not None:
+            self._accounts[session.id] = account.id
+            weakref.finalize(session, self._accounts.pop, session.id, None)
+
+    def game_over(self, table: Table, game: GameLog) -> None:
+        """The lobby's `on_game_over(table, log)`: store the game in a task (never waits)."""
+        seats = tuple(
+            _SeatAtEnd(s.name, s.sid, s.bot, s.left_round, i in table.bots_at_start)
+            for i, s in enumerate(table.seats)
+        )
+        rated = bool(getattr(table, "rated", False))
+        task = asyncio.get_running_loop().create_task(
+            self._store(game, seats, table.options.preset, rated, time.time(), self._last),
+            name=f"store game of table {table.id}",
+        )
+        self._last = task
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def drain(self) -> None:
+        """Wait until every finished game handed over so far is stored (or failed, logged)."""
+        while self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
+
+    async def _store(
+        self,
+        game: GameLog,
+        seats: tuple[_SeatAtEnd, ...],
+        preset: str,
+        rated: bool,
+        finished: float,
+        previous: asyncio.Task[int | None] | None = None,
+    ) -> int | None:
+        try:
+            record = game.to_record()
+            verdict = await asyncio.to_thread(verdict_of, record)
+            if previous is not None:  # game ids (and rating history) follow the finishing order
+                await asyncio.wait([previous])
+            if not verdict.legal or verdict.winner is None:
+                # the engine made every move: this is a bug, and the record says where
+                log.error("finished game judged %s: %s", verdict.error, encode_record(record))
+            left = {s.name: s.left_round for s in seats if s.left_round is not None}
+            place = places(record.players, verdict, left)
+            players = []
+            for i, seat in enumerate(seats):
+                account = await self._account_of(seat)
+                players.append(
+                    GamePlayer(
+                        seat=i,
+                        name=seat.name,
+                        account_id=account,
+                        place=place[seat.name],
+                        bot=seat.bot_from_start
+                        or (seat.bot and seat.name.casefold().startswith("bot-")),
+                        left_round=seat.left_round,
+                    )
+                )
+            if all(p.account_id is None for p in players):
+                return None  # only guests and bots: nobody could ever read it back
+            new = NewGame(
+                finished=finished,
+                preset=preset,
+                rated=rated,
+                record=encode_record(record),
+                verdict=encode_verdict(verdict),
+                players=tuple(players),
+            )
+            game_id = await self.store.add_game(new)
+            log.info("stored game %d: %s", game_id, ", ".join(record.players))
+            if self.after_game is not None:
+                await self.after_game(self.store, game_id, new, verdict)
+            return game_id
+        except Exception:
+            log.exception("could not store a finished game")
+            return None
+
+    async def _account_of(self, seat: _SeatAtEnd) -> int | None:
+        if seat.bot_from_start:
+            return None  # a bot may play on under the name of a human gone since last game
+        if seat.sid is not None and seat.sid in self._accounts:
+            return self._accounts[seat.sid]
+        if claimable_name(seat.name) != seat.name:
+            return None  # a guest, a bot or a second session: never an account's name
+        account = await self.store.account_named(seat.name)
+        return None if account is None else account.id

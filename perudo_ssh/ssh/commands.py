@@ -1,0 +1,186 @@
+"""The few commands `ssh host COMMAND` may run: a whitelist, never a shell (issue 4, item 3).
+
+- `records` — your finished games, newest first, one per line: id, date (UTC), rules, your
+  place, the players.
+- `record ID` — one of your games as its `perudo-record/1` JSON (RECORD.md), exactly as
+  stored; feed it to `perudo-ssh referee -`.
+- `link CODE` — from now on the key you connect with signs in as the account that showed
+  CODE on its screen (see `screens.account`).
+
+They need a key (a guest is told to sign in with one). Anything else is refused with the list
+of what exists, exit status 1. The words are in the client's language (its LANG/LC_ALL, as
+the app's). Only `run_command` decides; `CommandSession` runs it on an SSH session channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+
+from perudo_ssh.i18n import N_, Translator, language_of, translator
+from perudo_ssh.ssh.login import AppFactory
+from perudo_ssh.ssh.session import CRASH_MESSAGE, AppSession, locale_of
+from perudo_ssh.store import Account, LinkRefused, Store
+
+logger = logging.getLogger(__name__)
+
+MAX_COMMAND = 200
+"""Longest command line read, in characters; longer ones are refused unread."""
+MAX_GAMES_LISTED = 10_000
+"""Most games `records` lists."""
+
+USAGE = N_(
+    "perudo-ssh does not run that command. It knows only: records (your games), "
+    "record ID (one of them as JSON), link CODE (link this key to your account). "
+    "To play, connect with plain `ssh ...`."
+)
+NEEDS_KEY = N_(
+    "Sign in with an SSH key first: guests keep no games and have no account to link to."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """What a command printed on standard output and standard error (text, lines ending
+    in "\\n"), and its exit `status`."""
+
+    stdout: str
+    stderr: str
+    status: int
+
+
+def _refuse(text: str) -> CommandResult:
+    return CommandResult(stdout="", stderr=text + "\n", status=1)
+
+
+async def run_command(
+    command: str,
+    store: Store,
+    account: Account | None,
+    fingerprint: str | None,
+    tr: Translator,
+) -> CommandResult:
+    """Run one whitelisted `command` for the client whose key is `fingerprint` (None for a
+    guest) and signs in as `account`; words from `tr`.
+
+    Never raises for anything the client sends: an unknown or malformed command, someone
+    else's game or a bad link code is a refusal (status 1) saying why."""
+    words = command.split() if len(command) <= MAX_COMMAND else []
+    match words:
+        case ["records"] | ["record", _] | ["link", _]:
+            pass
+        case _:
+            return _refuse(tr._(USAGE))
+    if fingerprint is None:
+        return _refuse(tr._(NEEDS_KEY))
+    match words:
+        case ["records"]:
+            return await _records(store, account, tr)
+        case ["record", game_id]:
+            return await _record(store, account, game_id, tr)
+        case ["link", code]:
+            return await _link(store, code, fingerprint, tr)
+    raise AssertionError(words)
+
+
+async def _records(store: Store, account: Account | None, tr: Translator) -> CommandResult:
+    games = [] if account is None else await store.games_of(account.id, limit=MAX_GAMES_LISTED)
+    if not games:
+        return CommandResult(stdout=tr._("No games yet.") + "\n", stderr="", status=0)
+    # column titles outside the f-string: Babel does not look inside one
+    game_, finished, rules = tr._("game"), tr._("finished (UTC)"), tr._("rules")
+    place_, players = tr._("place"), tr._("players")
+    lines = [f"{game_:>6}  {finished:<16}  {rules:<13}  {place_:<5}  {players}"]
+    for game in games:
+        when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(game.finished))
+        place = f"{game.place}/{len(game.players)}"
+        lines.append(
+            f"{game.id:>6}  {when:<16}  {game.preset:<13}  {place:<5}  {', '.join(game.players)}"
+        )
+    return CommandResult(stdout="\n".join(lines) + "\n", stderr="", status=0)
+
+
+async def _record(
+    store: Store, account: Account | None, game_id: str, tr: Translator
+) -> CommandResult:
+    if not (game_id.isascii() and game_id.isdigit() and len(game_id) < 19):
+        return _refuse(tr._("A game is given by its number, as records lists them."))
+    number = int(game_id)
+    game = await store.game(number)
+    # someone else's game and no game at all read the same: ids say nothing about others
+    if game is None or account is None or game.seat_of(account.id) is None:
+        return _refuse(tr._("Game {game} is not one of your games (see: records).", game=number))
+    return CommandResult(stdout=game.record + "\n", stderr="", status=0)
+
+
+async def _link(store: Store, code: str, fingerprint: str, tr: Translator) -> CommandResult:
+    try:
+        account = await store.link_key(code, fingerprint)
+    except LinkRefused as refused:
+        return _refuse(tr._(refused.message, **refused.message_args))
+    logger.info("key %s linked to account %s", fingerprint, account.name)
+    return CommandResult(
+        stdout=tr._("This key now signs in as {name}.", name=account.name) + "\n",
+        stderr="",
+        status=0,
+    )
+
+
+class CommandSession(AppSession):
+    """A session channel that plays the game like `AppSession`, or runs one whitelisted
+    command (`run_command`) when the client asked for one, then exits with its status.
+    Subsystems (SFTP) stay refused."""
+
+    def __init__(
+        self,
+        app_factory: AppFactory,
+        username: str,
+        fingerprint: str | None,
+        peer: str,
+        *,
+        store: Store,
+        account: Account | None,
+    ) -> None:
+        super().__init__(app_factory, username, fingerprint, peer)
+        self._store = store
+        self._account = account
+        self._key = fingerprint
+        self._where = peer
+        self._command: str | None = None
+        self._command_task: asyncio.Task[None] | None = None
+
+    def exec_requested(self, command: str) -> bool:
+        self._command = command
+        return True
+
+    def session_started(self) -> None:
+        command = self._command
+        if command is None:
+            super().session_started()
+            return
+        chan = self._chan
+        assert chan is not None
+        logger.info("command %r from %s", command[:80], self._where)
+        tr = translator(language_of(locale_of(chan.get_environment())))
+        newline = b"\r\n" if chan.get_terminal_type() else b"\n"  # a PTY wants CR LF
+        run = self._answer(command, tr, newline)
+        loop = asyncio.get_running_loop()
+        self._command_task = loop.create_task(run, name=f"perudo-ssh command {self._where}")
+
+    async def _answer(self, command: str, tr: Translator, newline: bytes) -> None:
+        chan = self._chan
+        assert chan is not None
+        try:
+            result = await run_command(command, self._store, self._account, self._key, tr)
+        except Exception:
+            logger.exception("command %r from %s failed", command[:80], self._where)
+            result = _refuse(tr._(CRASH_MESSAGE))
+        if self.closed or chan.is_closing():
+            return
+        if result.stdout:
+            chan.write(result.stdout.encode().replace(b"\n", newline))
+        if result.stderr:
+            chan.write_stderr(result.stderr.encode().replace(b"\n", newline))
+        chan.exit(result.status)

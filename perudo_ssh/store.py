@@ -1,0 +1,991 @@
+"""The store: one SQLite database file for accounts, keys, finished games and moderation
+(issue 4, item 1).
+
+`await Store.open(path)` creates the file on first start and brings its schema up to date:
+`PRAGMA user_version` is the schema version, `MIGRATIONS[i]` takes version i to i + 1, and
+each missing one runs in its own transaction. One dedicated thread owns the connection; every
+method is a coroutine that runs its query there, so database work never blocks the event loop,
+and runs in the order called.
+
+Durability: WAL journal with `synchronous=NORMAL`, every write one transaction. A commit is in
+the WAL file (written to the operating system) before its coroutine returns, so a clean stop,
+a crash or `kill -9` of the server loses nothing acknowledged; only a power cut or an
+operating-system crash may lose the last commits (`synchronous=FULL` would fsync each one,
+which the game does not need). Foreign keys are enforced.
+
+Names (issue 4, item 2): an account's name is unique ignoring case (`name_key`, the
+`str.casefold` of the name, so "Ана" and "АНА" are one name). Names shaped like the lobby's
+own — `guest-N` for guests, `bot-…` for bots, `…-N` for a second session of one name — are
+never given to an account (`claimable_name`), so the lobby never has to rename an account
+holder for someone else.
+
+Imports neither textual nor asyncssh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import secrets
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from perudo_ssh.i18n import N_
+from perudo_ssh.names import DEFAULT_NAME, MAX_NAME_LENGTH
+
+T = TypeVar("T")
+
+DEFAULT_PATH = Path("perudo.db")
+"""The database file when `--db` is not given (relative to the working directory)."""
+
+LINK_CODE_SECONDS = 600.0
+"""How long a key-linking code stays valid: 10 minutes."""
+LINK_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+"""Letters and digits of a link code: no 0/O or 1/I to misread."""
+LINK_CODE_LENGTH = 8
+"""Characters of a link code (32**8 ≈ 10**12 codes)."""
+
+# ---- the schema -----------------------------------------------------------------------------
+
+_V1 = """
+CREATE TABLE accounts (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    name_key TEXT NOT NULL UNIQUE,          -- casefold(name): one name whatever the case
+    created REAL NOT NULL                   -- unix seconds
+);
+CREATE TABLE keys (
+    fingerprint TEXT PRIMARY KEY,           -- "SHA256:..."
+    account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    added REAL NOT NULL
+);
+CREATE INDEX keys_account ON keys(account_id);
+CREATE TABLE games (
+    id INTEGER PRIMARY KEY,
+    finished REAL NOT NULL,
+    preset TEXT NOT NULL,
+    rated INTEGER NOT NULL DEFAULT 0,
+    record TEXT NOT NULL,                   -- perudo-record/1 JSON (RECORD.md)
+    verdict TEXT NOT NULL                   -- perudo-verdict/1 JSON
+);
+CREATE TABLE game_players (
+    game_id INTEGER NOT NULL REFERENCES games(id) ON DELETE CASCADE,
+    seat INTEGER NOT NULL,
+    name TEXT NOT NULL,                     -- the name in the record
+    account_id INTEGER REFERENCES accounts(id) ON DELETE SET NULL,  -- NULL: guest or bot
+    place INTEGER NOT NULL,                 -- 1 won, 2 went out last, ...
+    bot INTEGER NOT NULL DEFAULT 0,         -- a bot's seat from the start
+    left_round INTEGER,                     -- round index a person left in (a bot played on)
+    PRIMARY KEY (game_id, seat)
+);
+CREATE INDEX game_players_account ON game_players(account_id, game_id);
+"""
+
+_V2 = """
+CREATE TABLE link_codes (
+    code TEXT PRIMARY KEY,
+    account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    expires REAL NOT NULL
+);
+CREATE TABLE ratings (
+    account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    game_id INTEGER NOT NULL REFERENCES games(id) ON DELETE CASCADE,
+    mu REAL NOT NULL,
+    sigma REAL NOT NULL,
+    at REAL NOT NULL,
+    PRIMARY KEY (account_id, game_id)
+);
+CREATE INDEX ratings_game ON ratings(game_id);
+CREATE TABLE bans (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('key', 'address')),
+    value TEXT NOT NULL,                    -- a fingerprint or an IP address
+    reason TEXT NOT NULL,
+    until REAL,                             -- NULL: for ever
+    by_account INTEGER REFERENCES accounts(id) ON DELETE SET NULL,
+    created REAL NOT NULL,
+    lifted REAL                             -- set when an admin lifts it early
+);
+CREATE INDEX bans_value ON bans(kind, value);
+CREATE TABLE mutes (
+    id INTEGER PRIMARY KEY,
+    account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    reason TEXT NOT NULL,
+    until REAL,                             -- NULL: for ever
+    by_account INTEGER REFERENCES accounts(id) ON DELETE SET NULL,
+    created REAL NOT NULL,
+    lifted REAL
+);
+CREATE INDEX mutes_account ON mutes(account_id);
+CREATE TABLE audit (
+    id INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    admin TEXT NOT NULL,                    -- who: the admin's name (and key)
+    action TEXT NOT NULL,                   -- what: "ban", "kick", ...
+    target TEXT NOT NULL,                   -- whom or which table
+    reason TEXT NOT NULL DEFAULT '',        -- why
+    detail TEXT NOT NULL DEFAULT ''
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+"""`MIGRATIONS[i]` takes a database from schema version i to i + 1. Append only: a released
+script never changes (a database out there already ran it)."""
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class StoreError(Exception):
+    """The database file cannot be used: not a SQLite database, unreadable, or written by a
+    newer perudo-ssh (its schema version is above `SCHEMA_VERSION`)."""
+
+
+class LinkRefused(Exception):
+    """`Store.link_key` refused: `message` is an English message id (`N_`) with `args`."""
+
+    def __init__(self, message: str, **args: str) -> None:
+        super().__init__(message.format(**args))
+        self.message = message
+        self.message_args = args
+
+
+# ---- rows -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """A player known by their key(s): `id` and unique `name`."""
+
+    id: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What a key login got (`Store.claim_key`): the `account`, the name it `asked` for, and
+    whether the account was `created` by this login. `account.name != asked` when the name was
+    taken or reserved, or the key's account has another name."""
+
+    account: Account
+    asked: str
+    created: bool
+
+
+@dataclass(frozen=True, slots=True)
+class KeyInfo:
+    """One key of an account: its `fingerprint` and when it was `added` (unix seconds)."""
+
+    fingerprint: str
+    added: float
+
+
+@dataclass(frozen=True, slots=True)
+class GamePlayer:
+    """One seat of a stored game: `seat` index, `name` in the record, `account_id` (None for
+    a guest or a bot), finishing `place` (1 = winner), `bot` (a bot's seat from the start) and
+    `left_round` (the round index in which the person left, a bot playing on; None if they
+    stayed)."""
+
+    seat: int
+    name: str
+    account_id: int | None
+    place: int
+    bot: bool = False
+    left_round: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewGame:
+    """A finished game to store: `finished` (unix seconds), the table's `preset`, whether the
+    table was `rated`, the `record` (perudo-record/1 JSON bytes) and its `verdict`
+    (perudo-verdict/1 JSON bytes), and its `players` in seat order."""
+
+    finished: float
+    preset: str
+    rated: bool
+    record: bytes
+    verdict: bytes
+    players: tuple[GamePlayer, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredGame:
+    """A stored game: `id`, `finished` (unix seconds), `preset`, `rated`, the `record` and
+    `verdict` JSON text exactly as stored, and its `players` in seat order."""
+
+    id: int
+    finished: float
+    preset: str
+    rated: bool
+    record: str
+    verdict: str
+    players: tuple[GamePlayer, ...]
+
+    def seat_of(self, account_id: int) -> GamePlayer | None:
+        """The seat `account_id` played, or None if they did not play this game."""
+        return next((p for p in self.players if p.account_id == account_id), None)
+
+
+@dataclass(frozen=True, slots=True)
+class GameSummary:
+    """One line of a player's history: game `id`, `finished`, `preset`, `rated`, every
+    player's name in seat order, and this player's seat `name` and `place` among `len(players)`.
+    """
+
+    id: int
+    finished: float
+    preset: str
+    rated: bool
+    players: tuple[str, ...]
+    name: str
+    place: int
+
+
+@dataclass(frozen=True, slots=True)
+class RatingRow:
+    """An account's rating after game `game_id`: OpenSkill `mu` and `sigma` (see
+    `perudo_ssh.ratings`), set `at` (unix seconds)."""
+
+    account_id: int
+    game_id: int
+    mu: float
+    sigma: float
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Ban:
+    """A ban on a `kind` "key" (`value` a fingerprint) or "address" (an IP address), with the
+    `reason` shown to the banned, `until` (unix seconds; None for ever), who set it and when,
+    and `lifted` (when lifted early, else None)."""
+
+    id: int
+    kind: Literal["key", "address"]
+    value: str
+    reason: str
+    until: float | None
+    by_account: int | None
+    created: float
+    lifted: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Mute:
+    """A chat mute of `account_id`, with its `reason`, `until` (None: for ever), who and when."""
+
+    id: int
+    account_id: int
+    reason: str
+    until: float | None
+    by_account: int | None
+    created: float
+    lifted: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One admin action: `at` (unix seconds), `admin` (who), `action` (what), `target`
+    (whom), `reason` (why) and free `detail`."""
+
+    id: int
+    at: float
+    admin: str
+    action: str
+    target: str
+    reason: str
+    detail: str
+
+
+# ---- names ----------------------------------------------------------------------------------
+
+_LOBBY_SHAPED = re.compile(r"^(guest|bot)-|-(\d+)$", re.IGNORECASE)
+
+
+def claimable_name(wanted: str) -> str:
+    """The name an account may hold for `wanted` (a `clean_name`): the same, except that
+    names shaped like the lobby's own lose their hyphen — `guest-3` (a guest) is `guest3`,
+    `bot-Ana` (a bot) `botAna`, `ana-2` (a second session of ana) `ana2`."""
+    name = _LOBBY_SHAPED.sub(lambda m: m.group(1) or m.group(2), wanted)
+    return name[:MAX_NAME_LENGTH] or DEFAULT_NAME
+
+
+def alternatives(name: str) -> Iterator[str]:
+    """`name`, then `name2`, `name3`, …, each cut to fit `MAX_NAME_LENGTH`."""
+    yield name
+    n = 2
+    while True:
+        suffix = str(n)
+        yield name[: MAX_NAME_LENGTH - len(suffix)] + suffix
+        n += 1
+
+
+def normal_code(code: str) -> str:
+    """A link code as typed (any case, with spaces or dashes) in its stored form."""
+    return "".join(ch for ch in code.upper() if ch.isalnum())
+
+
+def show_code(code: str) -> str:
+    """A stored link code as shown to the player: `ABCD-EFGH`."""
+    half = len(code) // 2
+    return f"{code[:half]}-{code[half:]}"
+
+
+# ---- the connection (runs in the store's thread only) -----------------------------------------
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open the database at `path` (created if missing) with the store's settings (WAL,
+    `synchronous=NORMAL`, foreign keys, autocommit: transactions are explicit) and migrate it.
+    The connection must stay in the thread that opened it.
+
+    Raises `StoreError` (naming `path`) if it cannot be used."""
+    conn: sqlite3.Connection | None = None
+    try:
+        conn = sqlite3.connect(path, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        migrate(conn)
+    except (sqlite3.Error, StoreError) as exc:
+        if conn is not None:
+            conn.close()
+        raise StoreError(f"{path}: {exc}") from None
+    return conn
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The database's schema version (`PRAGMA user_version`; 0 for a new file)."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, to: int = SCHEMA_VERSION) -> int:
+    """Apply the missing `MIGRATIONS` up to version `to`, each in its own transaction (a
+    failing one leaves the database at the version before it). Returns the version reached.
+
+    Raises `StoreError` when the database is newer than this code knows."""
+    version = schema_version(conn)
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"schema version {version} is newer than this perudo-ssh knows ({SCHEMA_VERSION})"
+        )
+    while version < to:
+        script = MIGRATIONS[version]
+        try:
+            # executescript runs it all; BEGIN..COMMIT makes it one transaction
+            conn.executescript(
+                f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {version + 1};\nCOMMIT;"
+            )
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        version += 1
+    return version
+
+
+@contextmanager
+def _write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction: committed on success, rolled back on any error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _account(row: sqlite3.Row | None) -> Account | None:
+    return None if row is None else Account(id=row["id"], name=row["name"])
+
+
+def _player(row: sqlite3.Row) -> GamePlayer:
+    return GamePlayer(
+        seat=row["seat"],
+        name=row["name"],
+        account_id=row["account_id"],
+        place=row["place"],
+        bot=bool(row["bot"]),
+        left_round=row["left_round"],
+    )
+
+
+def _ban(row: sqlite3.Row | None) -> Ban | None:
+    if row is None:
+        return None
+    return Ban(
+        id=row["id"],
+        kind=row["kind"],
+        value=row["value"],
+        reason=row["reason"],
+        until=row["until"],
+        by_account=row["by_account"],
+        created=row["created"],
+        lifted=row["lifted"],
+    )
+
+
+def _mute(row: sqlite3.Row | None) -> Mute | None:
+    if row is None:
+        return None
+    return Mute(
+        id=row["id"],
+        account_id=row["account_id"],
+        reason=row["reason"],
+        until=row["until"],
+        by_account=row["by_account"],
+        created=row["created"],
+        lifted=row["lifted"],
+    )
+
+
+def _audit(row: sqlite3.Row) -> AuditEntry:
+    return AuditEntry(
+        id=row["id"],
+        at=row["at"],
+        admin=row["admin"],
+        action=row["action"],
+        target=row["target"],
+        reason=row["reason"],
+        detail=row["detail"],
+    )
+
+
+def _rating(row: sqlite3.Row) -> RatingRow:
+    return RatingRow(
+        account_id=row["account_id"],
+        game_id=row["game_id"],
+        mu=row["mu"],
+        sigma=row["sigma"],
+        at=row["at"],
+    )
+
+
+def _new_account(conn: sqlite3.Connection, wanted: str, now: float) -> Account:
+    """Create an account named `wanted`, or its first free alternative (in a transaction)."""
+    for name in alternatives(claimable_name(wanted)):
+        taken = conn.execute(
+            "SELECT 1 FROM accounts WHERE name_key = ?", (name.casefold(),)
+        ).fetchone()
+        if taken is None:
+            cursor = conn.execute(
+                "INSERT INTO accounts (name, name_key, created) VALUES (?, ?, ?)",
+                (name, name.casefold(), now),
+            )
+            assert cursor.lastrowid is not None
+            return Account(id=cursor.lastrowid, name=name)
+    raise AssertionError("alternatives never end")
+
+
+def _claim_key(conn: sqlite3.Connection, fingerprint: str, wanted: str, now: float) -> Claim:
+    with _write(conn):
+        row = conn.execute(
+            "SELECT a.id, a.name FROM keys k JOIN accounts a ON a.id = k.account_id"
+            " WHERE k.fingerprint = ?",
+            (fingerprint,),
+        ).fetchone()
+        if row is not None:
+            return Claim(account=Account(row["id"], row["name"]), asked=wanted, created=False)
+        account = _new_account(conn, wanted, now)
+        conn.execute(
+            "INSERT INTO keys (fingerprint, account_id, added) VALUES (?, ?, ?)",
+            (fingerprint, account.id, now),
+        )
+        return Claim(account=account, asked=wanted, created=True)
+
+
+def _new_link_code(conn: sqlite3.Connection, account_id: int, now: float) -> str:
+    with _write(conn):
+        conn.execute("DELETE FROM link_codes WHERE expires <= ?", (now,))
+        while True:
+            code = "".join(secrets.choice(LINK_CODE_ALPHABET) for _ in range(LINK_CODE_LENGTH))
+            try:
+                conn.execute(
+                    "INSERT INTO link_codes (code, account_id, expires) VALUES (?, ?, ?)",
+                    (code, account_id, now + LINK_CODE_SECONDS),
+                )
+            except sqlite3.IntegrityError:
+                continue  # the same code twice: draw again
+            return code
+
+
+def _link_key(conn: sqlite3.Connection, code: str, fingerprint: str, now: float) -> Account:
+    with _write(conn):
+        row = conn.execute(
+            "SELECT a.id, a.name FROM link_codes c JOIN accounts a ON a.id = c.account_id"
+            " WHERE c.code = ? AND c.expires > ?",
+            (normal_code(code), now),
+        ).fetchone()
+        if row is None:
+            raise LinkRefused(N_("that code is unknown or has expired: ask for a new one"))
+        account = Account(row["id"], row["name"])
+        held = conn.execute(
+            "SELECT account_id FROM keys WHERE fingerprint = ?", (fingerprint,)
+        ).fetchone()
+        if held is not None and held["account_id"] == account.id:
+            conn.execute("DELETE FROM link_codes WHERE code = ?", (normal_code(code),))
+            return account
+        if held is not None:
+            old = held["account_id"]
+            played = conn.execute(
+                "SELECT 1 FROM game_players WHERE account_id = ? LIMIT 1", (old,)
+            ).fetchone()
+            if played is not None:
+                name = conn.execute("SELECT name FROM accounts WHERE id = ?", (old,)).fetchone()
+                raise LinkRefused(
+                    N_("this key already holds {name}, who has played games: it stays theirs"),
+                    name=name["name"],
+                )
+            conn.execute("DELETE FROM keys WHERE fingerprint = ?", (fingerprint,))
+            # an account this key made by logging in once, with no games: it goes with it
+            if conn.execute("SELECT 1 FROM keys WHERE account_id = ?", (old,)).fetchone() is None:
+                conn.execute("DELETE FROM accounts WHERE id = ?", (old,))
+        conn.execute(
+            "INSERT INTO keys (fingerprint, account_id, added) VALUES (?, ?, ?)",
+            (fingerprint, account.id, now),
+        )
+        conn.execute("DELETE FROM link_codes WHERE code = ?", (normal_code(code),))
+        return account
+
+
+def _add_game(conn: sqlite3.Connection, game: NewGame) -> int:
+    with _write(conn):
+        cursor = conn.execute(
+            "INSERT INTO games (finished, preset, rated, record, verdict) VALUES (?, ?, ?, ?, ?)",
+            (
+                game.finished,
+                game.preset,
+                int(game.rated),
+                game.record.decode(),
+                game.verdict.decode(),
+            ),
+        )
+        game_id = cursor.lastrowid
+        assert game_id is not None
+        conn.executemany(
+            "INSERT INTO game_players (game_id, seat, name, account_id, place, bot, left_round)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (game_id, p.seat, p.name, p.account_id, p.place, int(p.bot), p.left_round)
+                for p in game.players
+            ],
+        )
+        return game_id
+
+
+def _game(conn: sqlite3.Connection, game_id: int) -> StoredGame | None:
+    row = conn.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
+    if row is None:
+        return None
+    players = conn.execute(
+        "SELECT * FROM game_players WHERE game_id = ? ORDER BY seat", (game_id,)
+    ).fetchall()
+    return StoredGame(
+        id=row["id"],
+        finished=row["finished"],
+        preset=row["preset"],
+        rated=bool(row["rated"]),
+        record=row["record"],
+        verdict=row["verdict"],
+        players=tuple(_player(p) for p in players),
+    )
+
+
+def _games_of(
+    conn: sqlite3.Connection, account_id: int, limit: int, before: int | None
+) -> list[GameSummary]:
+    rows = conn.execute(
+        "SELECT g.id, g.finished, g.preset, g.rated, me.name, me.place,"
+        " (SELECT json_group_array(name) FROM"
+        "   (SELECT name FROM game_players WHERE game_id = g.id ORDER BY seat)) AS players"
+        " FROM game_players me JOIN games g ON g.id = me.game_id"
+        " WHERE me.account_id = ? AND g.id < ?"
+        " ORDER BY g.id DESC LIMIT ?",
+        (account_id, before if before is not None else 2**62, limit),
+    ).fetchall()
+    return [
+        GameSummary(
+            id=row["id"],
+            finished=row["finished"],
+            preset=row["preset"],
+            rated=bool(row["rated"]),
+            players=tuple(json.loads(row["players"])),
+            name=row["name"],
+            place=row["place"],
+        )
+        for row in rows
+    ]
+
+
+_ACTIVE = "lifted IS NULL AND (until IS NULL OR until > ?)"
+
+
+def _add_ban(
+    conn: sqlite3.Connection,
+    kind: str,
+    value: str,
+    reason: str,
+    until: float | None,
+    by_account: int | None,
+    now: float,
+) -> Ban:
+    if kind not in ("key", "address"):
+        raise ValueError(f"a ban is on a key or an address, not {kind!r}")
+    with _write(conn):
+        cursor = conn.execute(
+            "INSERT INTO bans (kind, value, reason, until, by_account, created)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (kind, value, reason, until, by_account, now),
+        )
+        ban = _ban(conn.execute("SELECT * FROM bans WHERE id = ?", (cursor.lastrowid,)).fetchone())
+    assert ban is not None
+    return ban
+
+
+def _active_ban_for(
+    conn: sqlite3.Connection, fingerprint: str | None, address: str | None, now: float
+) -> Ban | None:
+    row = conn.execute(
+        f"SELECT * FROM bans WHERE {_ACTIVE} AND ((kind = 'key' AND value = ?)"
+        " OR (kind = 'address' AND value = ?)) ORDER BY until IS NOT NULL, until DESC LIMIT 1",
+        (now, fingerprint, address),
+    ).fetchone()
+    return _ban(row)
+
+
+def _add_mute(
+    conn: sqlite3.Connection,
+    account_id: int,
+    reason: str,
+    until: float | None,
+    by_account: int | None,
+    now: float,
+) -> Mute:
+    with _write(conn):
+        cursor = conn.execute(
+            "INSERT INTO mutes (account_id, reason, until, by_account, created)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (account_id, reason, until, by_account, now),
+        )
+        mute = _mute(
+            conn.execute("SELECT * FROM mutes WHERE id = ?", (cursor.lastrowid,)).fetchone()
+        )
+    assert mute is not None
+    return mute
+
+
+def _add_audit(
+    conn: sqlite3.Connection,
+    admin: str,
+    action: str,
+    target: str,
+    reason: str,
+    detail: str,
+    now: float,
+) -> AuditEntry:
+    with _write(conn):
+        cursor = conn.execute(
+            "INSERT INTO audit (at, admin, action, target, reason, detail)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (now, admin, action, target, reason, detail),
+        )
+        row = conn.execute("SELECT * FROM audit WHERE id = ?", (cursor.lastrowid,)).fetchone()
+    return _audit(row)
+
+
+def _add_ratings(
+    conn: sqlite3.Connection, game_id: int, ratings: Mapping[int, tuple[float, float]], at: float
+) -> None:
+    with _write(conn):
+        conn.executemany(
+            "INSERT OR REPLACE INTO ratings (account_id, game_id, mu, sigma, at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [(account, game_id, mu, sigma, at) for account, (mu, sigma) in ratings.items()],
+        )
+
+
+def _execute(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> int:
+    with _write(conn):
+        return conn.execute(sql, params).rowcount
+
+
+def _fetchone(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> sqlite3.Row | None:
+    return conn.execute(sql, params).fetchone()
+
+
+def _fetchall(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> list[sqlite3.Row]:
+    return conn.execute(sql, params).fetchall()
+
+
+# ---- the store ------------------------------------------------------------------------------
+
+
+class Store:
+    """The database, used from the event loop: every method is a coroutine whose query runs
+    in the store's one thread (in the order called). Make it with `await Store.open(path)`,
+    end it with `await store.close()`. Times are unix seconds (float); `now` arguments default
+    to the current time and exist for tests. Methods called after `close` raise RuntimeError.
+    """
+
+    def __init__(self, path: Path, executor: ThreadPoolExecutor, conn: sqlite3.Connection):
+        self.path = path
+        self._executor = executor
+        self._conn = conn
+
+    @classmethod
+    async def open(cls, path: Path | str = DEFAULT_PATH) -> Store:
+        """Open (creating it on first start) and migrate the database at `path`.
+
+        Raises `StoreError` if it cannot be opened or created, is not a SQLite database, or
+        was written by a newer perudo-ssh."""
+        path = Path(path)
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="perudo-store")
+        try:
+            conn = await asyncio.get_running_loop().run_in_executor(executor, connect, path)
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
+        return cls(path, executor, conn)
+
+    async def close(self) -> None:
+        """Finish the queries already asked for, then close the database (idempotent)."""
+        if self._executor is None:
+            return
+        executor, self._executor = self._executor, None  # type: ignore[assignment]
+        await asyncio.get_running_loop().run_in_executor(executor, self._conn.close)
+        executor.shutdown(wait=True)
+
+    async def _run(self, fn: Callable[..., T], *args: object) -> T:
+        if self._executor is None:
+            raise RuntimeError("the store is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, partial(fn, self._conn, *args))
+
+    # ---- accounts and keys (issue 4, item 2) ----------------------------------------------
+
+    async def claim_key(self, fingerprint: str, wanted: str, now: float | None = None) -> Claim:
+        """The account of key `fingerprint`; a key seen for the first time claims `wanted`
+        (a `clean_name`) — or, if another key holds that name or it is lobby-shaped
+        (`claimable_name`), the first free alternative (`ana2`, `ana3`, …)."""
+        return await self._run(_claim_key, fingerprint, wanted, _now(now))
+
+    async def account_for_key(self, fingerprint: str) -> Account | None:
+        """The account key `fingerprint` signs in as, or None for a key never seen."""
+        row = await self._run(
+            _fetchone,
+            "SELECT a.id, a.name FROM keys k JOIN accounts a ON a.id = k.account_id"
+            " WHERE k.fingerprint = ?",
+            (fingerprint,),
+        )
+        return _account(row)
+
+    async def account(self, account_id: int) -> Account | None:
+        """The account with id `account_id`, or None."""
+        row = await self._run(
+            _fetchone, "SELECT id, name FROM accounts WHERE id = ?", (account_id,)
+        )
+        return _account(row)
+
+    async def account_named(self, name: str) -> Account | None:
+        """The account called `name` (any case), or None."""
+        row = await self._run(
+            _fetchone, "SELECT id, name FROM accounts WHERE name_key = ?", (name.casefold(),)
+        )
+        return _account(row)
+
+    async def keys_of(self, account_id: int) -> list[KeyInfo]:
+        """The keys that sign in as `account_id`, oldest first."""
+        rows = await self._run(
+            _fetchall,
+            "SELECT fingerprint, added FROM keys WHERE account_id = ? ORDER BY added, fingerprint",
+            (account_id,),
+        )
+        return [KeyInfo(fingerprint=r["fingerprint"], added=r["added"]) for r in rows]
+
+    async def new_link_code(self, account_id: int, now: float | None = None) -> str:
+        """A one-time code (`LINK_CODE_LENGTH` characters of `LINK_CODE_ALPHABET`, valid
+        `LINK_CODE_SECONDS`) that links another key to `account_id` (`link_key`)."""
+        return await self._run(_new_link_code, account_id, _now(now))
+
+    async def link_key(self, code: str, fingerprint: str, now: float | None = None) -> Account:
+        """Key `fingerprint` signs in as the account of link code `code` from now on; the code
+        is used up. Returns that account.
+
+        A key that already signs in as an account with no games leaves it (and that account
+        is deleted once it has no key left). Raises `LinkRefused` for an unknown or expired
+        code, or a key whose account has played games."""
+        return await self._run(_link_key, code, fingerprint, _now(now))
+
+    # ---- finished games (issue 4, item 3) --------------------------------------------------
+
+    async def add_game(self, game: NewGame) -> int:
+        """Store a finished game with its players; returns its id (ids only grow)."""
+        return await self._run(_add_game, game)
+
+    async def game(self, game_id: int) -> StoredGame | None:
+        """The stored game `game_id`, or None."""
+        return await self._run(_game, game_id)
+
+    async def games_of(
+        self, account_id: int, limit: int = 100, before: int | None = None
+    ) -> list[GameSummary]:
+        """The games `account_id` played, newest first: at most `limit`, with ids below
+        `before` if given (the next page)."""
+        return await self._run(_games_of, account_id, limit, before)
+
+    async def game_counts(self, account_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """`{account_id: (games, wins)}` over the stored games of each of `account_ids` (a
+        win is place 1); an account with no game is `(0, 0)`. For the leaderboard."""
+        counts = dict.fromkeys(account_ids, (0, 0))
+        for start in range(0, len(counts), 500):  # SQLite's limit on ? parameters
+            chunk = list(counts)[start : start + 500]
+            rows = await self._run(
+                _fetchall,
+                "SELECT account_id, COUNT(*) AS games, SUM(place = 1) AS wins FROM game_players"
+                f" WHERE account_id IN ({', '.join('?' * len(chunk))}) GROUP BY account_id",
+                chunk,
+            )
+            for row in rows:
+                counts[row["account_id"]] = (row["games"], row["wins"])
+        return counts
+
+    # ---- ratings (computed by perudo_ssh.ratings) -----------------------------------------
+
+    async def add_ratings(
+        self, game_id: int, ratings: Mapping[int, tuple[float, float]], at: float | None = None
+    ) -> None:
+        """Each account's `(mu, sigma)` after game `game_id` (one transaction)."""
+        await self._run(_add_ratings, game_id, dict(ratings), _now(at))
+
+    async def rating_of(self, account_id: int) -> RatingRow | None:
+        """`account_id`'s latest rating, or None before any rated game."""
+        row = await self._run(
+            _fetchone,
+            "SELECT * FROM ratings WHERE account_id = ? ORDER BY game_id DESC LIMIT 1",
+            (account_id,),
+        )
+        return None if row is None else _rating(row)
+
+    async def rating_history(self, account_id: int) -> list[RatingRow]:
+        """`account_id`'s rating after each rated game, oldest first."""
+        rows = await self._run(
+            _fetchall,
+            "SELECT * FROM ratings WHERE account_id = ? ORDER BY game_id",
+            (account_id,),
+        )
+        return [_rating(r) for r in rows]
+
+    async def current_ratings(self) -> list[tuple[Account, RatingRow]]:
+        """Every rated account with its latest rating (in no particular order: rank them
+        with `perudo_ssh.ratings.ordinal`)."""
+        rows = await self._run(
+            _fetchall,
+            "SELECT r.*, a.name FROM ratings r JOIN accounts a ON a.id = r.account_id"
+            " WHERE r.game_id = (SELECT MAX(game_id) FROM ratings WHERE account_id = r.account_id)",
+            (),
+        )
+        return [(Account(r["account_id"], r["name"]), _rating(r)) for r in rows]
+
+    # ---- moderation: bans, mutes, the audit log -------------------------------------------
+
+    async def add_ban(
+        self,
+        kind: Literal["key", "address"],
+        value: str,
+        reason: str,
+        until: float | None = None,
+        by_account: int | None = None,
+        now: float | None = None,
+    ) -> Ban:
+        """Ban a key (`value` a fingerprint) or an address until `until` (None: for ever).
+        Raises ValueError for another `kind`."""
+        return await self._run(_add_ban, kind, value, reason, until, by_account, _now(now))
+
+    async def active_ban_for(
+        self, fingerprint: str | None, address: str | None, now: float | None = None
+    ) -> Ban | None:
+        """The ban in force on key `fingerprint` or address `address` (the longest one), or
+        None."""
+        return await self._run(_active_ban_for, fingerprint, address, _now(now))
+
+    async def lift_ban(self, ban_id: int, now: float | None = None) -> bool:
+        """Lift ban `ban_id` now; False if there was no such ban in force."""
+        n = await self._run(
+            _execute,
+            f"UPDATE bans SET lifted = ? WHERE id = ? AND {_ACTIVE}",
+            (_now(now), ban_id, _now(now)),
+        )
+        return n > 0
+
+    async def bans(self, now: float | None = None) -> list[Ban]:
+        """The bans in force, newest first."""
+        rows = await self._run(
+            _fetchall, f"SELECT * FROM bans WHERE {_ACTIVE} ORDER BY id DESC", (_now(now),)
+        )
+        return [ban for r in rows if (ban := _ban(r)) is not None]
+
+    async def add_mute(
+        self,
+        account_id: int,
+        reason: str,
+        until: float | None = None,
+        by_account: int | None = None,
+        now: float | None = None,
+    ) -> Mute:
+        """Mute `account_id`'s chat until `until` (None: for ever)."""
+        return await self._run(_add_mute, account_id, reason, until, by_account, _now(now))
+
+    async def active_mute(self, account_id: int, now: float | None = None) -> Mute | None:
+        """The mute in force on `account_id` (the longest one), or None."""
+        row = await self._run(
+            _fetchone,
+            f"SELECT * FROM mutes WHERE account_id = ? AND {_ACTIVE}"
+            " ORDER BY until IS NOT NULL, until DESC LIMIT 1",
+            (account_id, _now(now)),
+        )
+        return _mute(row)
+
+    async def active_mutes(self, now: float | None = None) -> list[Mute]:
+        """Every mute in force (to load at start), oldest first."""
+        rows = await self._run(
+            _fetchall, f"SELECT * FROM mutes WHERE {_ACTIVE} ORDER BY id", (_now(now),)
+        )
+        return [mute for r in rows if (mute := _mute(r)) is not None]
+
+    async def lift_mute(self, account_id: int, now: float | None = None) -> int:
+        """Lift every mute in force on `account_id`; returns how many were lifted."""
+        return await self._run(
+            _execute,
+            f"UPDATE mutes SET lifted = ? WHERE account_id = ? AND {_ACTIVE}",
+            (_now(now), account_id, _now(now)),
+        )
+
+    async def add_audit(
+        self,
+        admin: str,
+        action: str,
+        target: str,
+        reason: str = "",
+        detail: str = "",
+        now: float | None = None,
+    ) -> AuditEntry:
+        """Write one admin action to the audit log: who, what, whom, why (and when: now)."""
+        return await self._run(_add_audit, admin, action, target, reason, detail, _now(now))
+
+    async def list_audit(self, limit: int = 100) -> list[AuditEntry]:
+        """The last `limit` audit entries, newest first."""
+        rows = await self._run(_fetchall, "SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))
+        return [_audit(r) for r in rows]
+
+
+def _now(now: float | None) -> float:
+    return time.time() if now is None else now

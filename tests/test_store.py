@@ -1,0 +1,449 @@
+"""The store (issue 4, item 1): one SQLite file, created on first start, its schema migrated
+at start-up from an empty file or from any earlier version; what was acknowledged survives a
+restart and a kill -9; the queries never run on the event loop's thread. And the accounts,
+link codes, games, ratings, bans, mutes and audit rows it keeps."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import signal
+import sqlite3
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from perudo_ssh import store as store_module
+from perudo_ssh.store import (
+    LINK_CODE_SECONDS,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    GamePlayer,
+    LinkRefused,
+    NewGame,
+    Store,
+    StoreError,
+    claimable_name,
+    migrate,
+    schema_version,
+)
+
+SCRIPT = Path(sys.executable).with_name("perudo-ssh")
+
+TABLES_BY_VERSION = {
+    1: {"accounts", "keys", "games", "game_players"},
+    2: {"link_codes", "ratings", "bans", "mutes", "audit"},
+}
+
+
+def tables(db: Path) -> set[str]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    return {name for (name,) in rows}
+
+
+def game(account_id: int | None, n: int = 0) -> NewGame:
+    """A small finished game of `account_id` (seat 0, won) against a bot."""
+    return NewGame(
+        finished=1_700_000_000.0 + n,
+        preset="classic",
+        rated=True,
+        record=b'{"format":"perudo-record/1","n":%d}' % n,
+        verdict=b'{"format":"perudo-verdict/1"}',
+        players=(
+            GamePlayer(seat=0, name="ana", account_id=account_id, place=1),
+            GamePlayer(seat=1, name="bot-Luis", account_id=None, place=2, bot=True),
+        ),
+    )
+
+
+# ---- migrations ---------------------------------------------------------------------------
+
+
+def test_the_schema_has_every_version_and_each_adds_tables():
+    assert SCHEMA_VERSION == len(MIGRATIONS) == len(TABLES_BY_VERSION) >= 2
+
+
+async def test_a_missing_file_is_created_with_the_latest_schema_in_wal_mode(tmp_path):
+    db = tmp_path / "new.db"
+    store = await Store.open(db)
+    await store.close()
+    assert tables(db) >= set().union(*TABLES_BY_VERSION.values())
+    with sqlite3.connect(db) as conn:
+        assert schema_version(conn) == SCHEMA_VERSION
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+@pytest.mark.parametrize("version", range(SCHEMA_VERSION))
+async def test_a_database_of_every_earlier_version_is_migrated_keeping_its_rows(tmp_path, version):
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db, isolation_level=None) as conn:
+        assert migrate(conn, to=version) == version
+        assert tables(db) == (
+            set().union(*(TABLES_BY_VERSION[v] for v in range(1, version + 1)))
+            if version
+            else set()
+        )
+        if version >= 1:
+            conn.execute(
+                "INSERT INTO accounts (id, name, name_key, created) VALUES (7, 'Ana', 'ana', 1.0)"
+            )
+            conn.execute("INSERT INTO keys VALUES ('SHA256:ana', 7, 1.0)")
+            conn.execute(
+                "INSERT INTO games (id, finished, preset, rated, record, verdict)"
+                " VALUES (3, 2.0, 'club', 1, '{}', '{}')"
+            )
+            conn.execute("INSERT INTO game_players VALUES (3, 0, 'Ana', 7, 1, 0, NULL)")
+    conn.close()
+
+    store = await Store.open(db)
+    try:
+        with sqlite3.connect(db) as check:
+            assert schema_version(check) == SCHEMA_VERSION
+        if version >= 1:
+            account = await store.account_for_key("SHA256:ana")
+            assert account is not None and (account.id, account.name) == (7, "Ana")
+            (summary,) = await store.games_of(7)
+            assert (summary.id, summary.preset, summary.place) == (3, "club", 1)
+        # the tables of the later versions work
+        await store.add_audit("ana", "kick", "ben", "spam")
+        assert [a.action for a in await store.list_audit()] == ["kick"]
+    finally:
+        await store.close()
+
+
+async def test_a_failing_migration_changes_nothing(tmp_path, monkeypatch):
+    db = tmp_path / "half.db"
+    with sqlite3.connect(db, isolation_level=None) as conn:
+        migrate(conn, to=1)
+    conn.close()
+    broken = (MIGRATIONS[0], "CREATE TABLE bans (id INTEGER PRIMARY KEY); SELECT nonsense FROM x;")
+    monkeypatch.setattr(store_module, "MIGRATIONS", broken)
+    with pytest.raises(StoreError, match="no such table: x"):
+        await Store.open(db)
+    with sqlite3.connect(db) as conn:
+        assert schema_version(conn) == 1
+    assert "bans" not in tables(db)
+
+
+async def test_a_newer_or_foreign_file_is_refused_with_a_clear_error(tmp_path):
+    newer = tmp_path / "newer.db"
+    with sqlite3.connect(newer) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(StoreError, match=f"newer.db: schema version {SCHEMA_VERSION + 1} is newer"):
+        await Store.open(newer)
+    garbage = tmp_path / "notes.txt"
+    garbage.write_text("this is not a database, just some text long enough " * 40)
+    with pytest.raises(StoreError, match="notes.txt: file is not a database"):
+        await Store.open(garbage)
+    with pytest.raises(StoreError, match="unable to open"):
+        await Store.open(tmp_path / "no" / "such" / "folder.db")
+
+
+# ---- durability -------------------------------------------------------------------------
+
+
+async def test_what_was_written_is_there_after_a_restart(tmp_path):
+    db = tmp_path / "perudo.db"
+    store = await Store.open(db)
+    ana = (await store.claim_key("SHA256:ana", "ana")).account
+    game_id = await store.add_game(game(ana.id))
+    await store.close()
+    await store.close()  # idempotent
+
+    store = await Store.open(db)
+    try:
+        assert await store.account_for_key("SHA256:ana") == ana
+        stored = await store.game(game_id)
+        assert stored is not None and stored.record == game(ana.id).record.decode()
+    finally:
+        await store.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        await store.account(ana.id)
+
+
+WRITER = """
+import asyncio, sys
+from perudo_ssh.store import GamePlayer, NewGame, Store
+
+async def main():
+    store = await Store.open(sys.argv[1])
+    ana = (await store.claim_key("SHA256:ana", "ana")).account
+    n = 0
+    while True:
+        players = (GamePlayer(0, "ana", ana.id, 1), GamePlayer(1, "bot-Luis", None, 2, True))
+        game = NewGame(float(n), "classic", True, b'{"n":%d}' % n, b"{}", players)
+        print(await store.add_game(game), flush=True)  # acknowledged: committed
+        n += 1
+
+asyncio.run(main())
+"""
+
+
+async def test_every_acknowledged_game_survives_a_kill_9(tmp_path):
+    db = tmp_path / "perudo.db"
+    writer = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", WRITER, str(db), stdout=asyncio.subprocess.PIPE
+    )
+    assert writer.stdout is not None
+    acknowledged = []
+    try:
+        async with asyncio.timeout(30):
+            while len(acknowledged) < 200:
+                line = await writer.stdout.readline()
+                assert line, "the writer died"
+                acknowledged.append(int(line))
+    finally:
+        writer.send_signal(signal.SIGKILL)  # mid-write, most likely
+        await writer.wait()
+    assert writer.returncode == -signal.SIGKILL
+    store = await Store.open(db)
+    try:
+        for game_id in acknowledged:
+            stored = await store.game(game_id)
+            assert stored is not None and stored.record == f'{{"n":{game_id - 1}}}'
+        summaries = await store.games_of(1, limit=100_000)
+        assert len(summaries) >= len(acknowledged)
+    finally:
+        await store.close()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+async def test_queries_run_in_the_store_thread_not_the_loop(tmp_path):
+    store = await Store.open(tmp_path / "perudo.db")
+    try:
+        names = await asyncio.gather(
+            *(store._run(lambda conn: threading.current_thread().name) for _ in range(5))
+        )
+        assert {re.sub(r"_\d+$", "", n) for n in names} == {"perudo-store"}
+        assert threading.current_thread().name != names[0]
+    finally:
+        await store.close()
+
+
+async def test_serve_creates_the_db_file_and_refuses_one_it_cannot_use(tmp_path):
+    db = tmp_path / "sub" / "perudo.db"
+    db.parent.mkdir()
+    server = await asyncio.create_subprocess_exec(
+        SCRIPT, "serve", "--port", "0", "--host-keys", str(tmp_path / "keys"), "--db", str(db),
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert server.stderr is not None
+    try:
+        async with asyncio.timeout(30):
+            while b"perudo-ssh listening" not in (line := await server.stderr.readline()):
+                assert line, "the server ended before listening"
+        with sqlite3.connect(db) as conn:
+            assert schema_version(conn) == SCHEMA_VERSION
+        server.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(30):
+            assert await server.wait() == 0
+    finally:
+        if server.returncode is None:
+            server.kill()
+            await server.wait()
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"\x00not sqlite\x00" * 200)
+    done = await asyncio.create_subprocess_exec(
+        SCRIPT, "serve", "--port", "0", "--host-keys", str(tmp_path / "keys"), "--db", str(bad),
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await done.communicate()
+    assert done.returncode == 2
+    assert b"perudo-ssh serve: cannot use the database" in err and b"bad.db" in err
+
+
+# ---- accounts and keys ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("wanted", "claimable"),
+    [
+        ("ana", "ana"),
+        ("guest-3", "guest3"),
+        ("Guest-12", "Guest12"),
+        ("bot-Ana", "botAna"),
+        ("ana-2", "ana2"),
+        ("ana-b", "ana-b"),
+        ("guest", "guest"),
+        ("-", "-"),
+    ],
+)
+def test_names_shaped_like_the_lobby_s_own_lose_their_hyphen(wanted, claimable):
+    assert claimable_name(wanted) == claimable
+
+
+async def test_a_key_claims_a_name_others_get_the_next_free_one(tmp_path):
+    store = await Store.open(tmp_path / "perudo.db")
+    try:
+        first = await store.claim_key("SHA256:1", "ana")
+        assert (first.account.name, first.created) == ("ana", True)
+        again = await store.claim_key("SHA256:1", "zed")  # a known key: its account, any name
+        assert (again.account, again.asked, again.created) == (first.account, "zed", False)
+        assert (await store.claim_key("SHA256:2", "ANA")).account.name == "ANA2"
+        assert (await store.claim_key("SHA256:3", "Ana")).account.name == "Ana3"
+        # "ana-2" reads as ana's second session: it claims "ana2", taken, so "ana22"
+        assert (await store.claim_key("SHA256:4", "ana-2")).account.name == "ana22"
+        assert (await store.claim_key("SHA256:5", "guest-1")).account.name == "guest1"
+        # "Ана" and "АНА" are one name: casefold, not ASCII-only NOCASE
+        assert (await store.claim_key("SHA256:6", "Ана")).account.name == "Ана"
+        assert (await store.claim_key("SHA256:7", "АНА")).account.name == "АНА2"
+        long = "abcdefghijklmnop"  # 16, the longest name
+        assert (await store.claim_key("SHA256:8", long)).account.name == long
+        assert (await store.claim_key("SHA256:9", long)).account.name == "abcdefghijklmno2"
+        assert await store.account_named("aNa") == first.account
+        assert await store.account(first.account.id) == first.account
+        assert await store.account_for_key("SHA256:nobody") is None
+    finally:
+        await store.close()
+
+
+async def test_a_link_code_links_a_key_once_and_expires(tmp_path):
+    store = await Store.open(tmp_path / "perudo.db")
+    try:
+        ana = (await store.claim_key("SHA256:laptop", "ana", now=1000.0)).account
+        code = await store.new_link_code(ana.id, now=1000.0)
+        assert re.fullmatch(r"[A-HJ-NP-Z2-9]{8}", code)
+        expired = await store.new_link_code(ana.id, now=1000.0)
+        with pytest.raises(LinkRefused) as refused:
+            await store.link_key(expired, "SHA256:phone", now=1000.0 + LINK_CODE_SECONDS)
+        assert refused.value.message == "that code is unknown or has expired: ask for a new one"
+        # typed in lower case with a dash, as shown
+        linked = await store.link_key(f"{code[:4].lower()}-{code[4:]}", "SHA256:desktop", 1001.0)
+        assert linked == ana
+        with pytest.raises(LinkRefused):  # used up
+            await store.link_key(code, "SHA256:tablet", now=1002.0)
+        assert [k.fingerprint for k in await store.keys_of(ana.id)] == [
+            "SHA256:laptop",
+            "SHA256:desktop",
+        ]
+        # linking a key already ana's again changes nothing (and uses the code)
+        again = await store.new_link_code(ana.id, now=1003.0)
+        assert await store.link_key(again, "SHA256:laptop", now=1003.0) == ana
+        assert len(await store.keys_of(ana.id)) == 2
+    finally:
+        await store.close()
+
+
+async def test_a_key_whose_account_has_games_is_not_moved_by_a_link(tmp_path):
+    store = await Store.open(tmp_path / "perudo.db")
+    try:
+        ana = (await store.claim_key("SHA256:ana", "ana")).account
+        ben = (await store.claim_key("SHA256:ben", "ben")).account
+        await store.add_game(game(ben.id))
+        code = await store.new_link_code(ana.id)
+        with pytest.raises(LinkRefused) as refused:
+            await store.link_key(code, "SHA256:ben")
+        assert refused.value.message_args == {"name": "ben"}
+        assert str(refused.value) == (
+            "this key already holds ben, who has played games: it stays theirs"
+        )
+        assert await store.account_for_key("SHA256:ben") == ben
+        # an account made by one login and no game goes with its only key
+        cyd = (await store.claim_key("SHA256:cyd", "cyd")).account
+        assert await store.link_key(code, "SHA256:cyd") == ana
+        assert await store.account(cyd.id) is None
+    finally:
+        await store.close()
+
+
+# ---- games and ratings ------------------------------------------------------------------
+
+
+async def test_games_are_listed_newest_first_page_by_page(tmp_path):
+    store = await Store.open(tmp_path / "perudo.db")
+    try:
+        ana = (await store.claim_key("SHA256:ana", "ana")).account
+        ben = (await store.claim_key("SHA256:ben", "ben")).account
+        ids = [await store.add_game(game(ana.id, n)) for n in range(5)]
+        await store.add_game(game(ben.id, 9))
+        page = await store.games_of(ana.id, limit=3)
+        assert [g.id for g in page] == ids[:1:-1]
+        rest = await store.games_of(ana.id, limit=3, before=page[-1].id)
+        assert [g.id for g in rest] == ids[1::-1]
+        assert page[0].players == ("ana", "bot-Luis")
+        assert (page[0].name, page[0].place, page[0].rated) == ("ana", 1, True)
+        stored = await store.game(ids[0])
+        assert stored is not None
+        assert stored.seat_of(ana.id) == GamePlayer(0, "ana", ana.id, 1)
+        assert stored.seat_of(ben.id) is None
+        assert await store.game(12345) is None
+    finally:
+        await store.close()
+
+
+async def test_ratings_are_kept_per_game_and_the_latest_is_current(tmp_path):
+    store = await Store.open(tmp_path / "perudo.db")
+    try:
+        ana = (await store.claim_key("SHA256:ana", "ana")).account
+        ben = (await store.claim_key("SHA256:ben", "ben")).account
+        g1, g2 = await store.add_game(game(ana.id, 1)), await store.add_game(game(ana.id, 2))
+        await store.add_ratings(g1, {ana.id: (26.5, 8.0), ben.id: (23.5, 8.0)}, at=10.0)
+        await store.add_ratings(g2, {ana.id: (27.0, 7.5)}, at=20.0)
+        assert [(r.game_id, r.mu) for r in await store.rating_history(ana.id)] == [
+            (g1, 26.5),
+            (g2, 27.0),
+        ]
+        latest = await store.rating_of(ana.id)
+        assert latest is not None and (latest.mu, latest.sigma, latest.at) == (27.0, 7.5, 20.0)
+        current = {a.name: r.mu for a, r in await store.current_ratings()}
+        assert current == {"ana": 27.0, "ben": 23.5}
+        assert await store.rating_of(12345) is None
+    finally:
+        await store.close()
+
+
+# ---- moderation -------------------------------------------------------------------------
+
+
+async def test_bans_hold_until_they_end_or_are_lifted(tmp_path):
+    store = await Store.open(tmp_path / "perudo.db")
+    try:
+        admin = (await store.claim_key("SHA256:admin", "boss")).account
+        key_ban = await store.add_ban("key", "SHA256:eve", "spam", None, admin.id, now=100.0)
+        address_ban = await store.add_ban("address", "10.0.0.9", "flood", until=200.0, now=100.0)
+        assert await store.active_ban_for("SHA256:eve", None, now=150.0) == key_ban
+        assert await store.active_ban_for(None, "10.0.0.9", now=150.0) == address_ban
+        assert await store.active_ban_for("SHA256:ok", "10.0.0.9", now=200.0) is None
+        assert await store.active_ban_for("SHA256:ok", "10.0.0.1", now=150.0) is None
+        assert [b.id for b in await store.bans(now=150.0)] == [address_ban.id, key_ban.id]
+        assert await store.lift_ban(key_ban.id, now=160.0) is True
+        assert await store.lift_ban(key_ban.id, now=161.0) is False
+        assert await store.active_ban_for("SHA256:eve", None, now=170.0) is None
+        with pytest.raises(ValueError):
+            await store.add_ban("name", "eve", "no")  # type: ignore[arg-type]
+    finally:
+        await store.close()
+
+
+async def test_mutes_and_the_audit_log(tmp_path):
+    store = await Store.open(tmp_path / "perudo.db")
+    try:
+        ben = (await store.claim_key("SHA256:ben", "ben")).account
+        mute = await store.add_mute(ben.id, "shouting", until=60.0, now=0.0)
+        assert await store.active_mute(ben.id, now=30.0) == mute
+        assert await store.active_mutes(now=30.0) == [mute]
+        assert await store.active_mute(ben.id, now=60.0) is None
+        await store.add_mute(ben.id, "again", now=70.0)
+        assert await store.lift_mute(ben.id, now=80.0) == 1
+        assert await store.active_mutes(now=90.0) == []
+        for action in ("mute", "kick", "ban"):
+            await store.add_audit("boss", action, "ben", "why", now=1.0)
+        log = await store.list_audit(limit=2)
+        assert [(e.admin, e.action, e.target, e.reason) for e in log] == [
+            ("boss", "ban", "ben", "why"),
+            ("boss", "kick", "ben", "why"),
+        ]
+    finally:
+        await store.close()
+
+
+@pytest.mark.parametrize("module", ["perudo_ssh.store", "perudo_ssh.archive"])
+def test_the_store_and_the_archive_import_neither_textual_nor_asyncssh(module):
+    from tests.test_layering import _imported_after
+
+    assert _imported_after(module) == []
