@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import partial
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -42,6 +42,7 @@ from perudo_ssh.i18n import N_
 from perudo_ssh.names import DEFAULT_NAME, MAX_NAME_LENGTH
 
 T = TypeVar("T")
+_R = TypeVar("_R")
 
 DEFAULT_PATH = Path("perudo.db")
 """The database file when `--db` is not given (relative to the working directory)."""
@@ -419,55 +420,25 @@ def _player(row: sqlite3.Row) -> GamePlayer:
     )
 
 
+def _row_as(cls: type[_R], row: sqlite3.Row) -> _R:
+    """The dataclass `cls` built from the columns of `row` named like its fields."""
+    return cls(**{f.name: row[f.name] for f in fields(cls)})  # type: ignore[arg-type]
+
+
 def _ban(row: sqlite3.Row | None) -> Ban | None:
-    if row is None:
-        return None
-    return Ban(
-        id=row["id"],
-        kind=row["kind"],
-        value=row["value"],
-        reason=row["reason"],
-        until=row["until"],
-        by_account=row["by_account"],
-        created=row["created"],
-        lifted=row["lifted"],
-    )
+    return None if row is None else _row_as(Ban, row)
 
 
 def _mute(row: sqlite3.Row | None) -> Mute | None:
-    if row is None:
-        return None
-    return Mute(
-        id=row["id"],
-        account_id=row["account_id"],
-        reason=row["reason"],
-        until=row["until"],
-        by_account=row["by_account"],
-        created=row["created"],
-        lifted=row["lifted"],
-    )
+    return None if row is None else _row_as(Mute, row)
 
 
 def _audit(row: sqlite3.Row) -> AuditEntry:
-    return AuditEntry(
-        id=row["id"],
-        at=row["at"],
-        admin=row["admin"],
-        action=row["action"],
-        target=row["target"],
-        reason=row["reason"],
-        detail=row["detail"],
-    )
+    return _row_as(AuditEntry, row)
 
 
 def _rating(row: sqlite3.Row) -> RatingRow:
-    return RatingRow(
-        account_id=row["account_id"],
-        game_id=row["game_id"],
-        mu=row["mu"],
-        sigma=row["sigma"],
-        at=row["at"],
-    )
+    return _row_as(RatingRow, row)
 
 
 def _new_account(conn: sqlite3.Connection, wanted: str, now: float) -> Account:

@@ -25,6 +25,7 @@ from screens.leaderboard import LeaderboardScreen
 from screens.messages import Send
 from screens.mounting import composed
 from screens.profile import ProfileScreen
+from screens.tableview import status_word
 
 COLUMN_KEYS = ("id", "name", "preset", "seats", "status", "spectators")
 # with these, the list and the online column fit 80 columns (the title shows the full name)
@@ -41,18 +42,6 @@ def column_labels(tr: Translator) -> tuple[str, ...]:
         tr.p_("lobby column", "Status"),
         tr.p_("lobby column", "Watch"),  # how many watch the table
     )
-
-
-def status_word(tr: Translator, status: str) -> str:
-    """A table's status ("waiting", "playing", "over") as the lobby list shows it."""
-    match status:
-        case "waiting":
-            return tr.p_("table status", "waiting")
-        case "playing":
-            return tr.p_("table status", "playing")
-        case "over":
-            return tr.p_("table status", "over")
-    return status
 
 
 def table_row(table: protocol.TableSummary, tr: Translator | None = None) -> tuple[str | Text, ...]:
