@@ -67,7 +67,9 @@ class AdminCommands:
     def handle(self, client: _Client, command: protocol.AdminCommand) -> None:
         """Carry out `command` from `client`: refused unless `client` is an admin's."""
         if not client.admin:
-            log.warning("%s (%s) sent an admin command: %r", client.name, _key(client), command)
+            # its name only: what a non-admin sent (a reason, an announcement) is not logged
+            what = type(command).__name__
+            log.warning("%s (%s) sent an admin command: %s", client.name, _key(client), what)
             raise Refusal("not_admin", N_("only an admin may do that"))
         match command:
             case protocol.WatchAdmin(on=on):

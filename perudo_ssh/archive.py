@@ -76,14 +76,18 @@ class GameArchive:
     def __init__(self, store: Store, after_game: AfterGame | None = None) -> None:
         self.store = store
         self.after_game = after_game
-        self._accounts: dict[int, int] = {}  # lobby session id -> account id
+        self._accounts: dict[int, Account] = {}  # lobby session id -> its account
         self._pending: set[asyncio.Task[int | None]] = set()
         self._last: asyncio.Task[int | None] | None = None  # stored in the order they finish
 
     def session_joined(self, session: LobbySession, account: Account | None) -> None:
-        """`session` plays as `account` (None: a guest). Forgotten with the session."""
+        """`session` plays as `account` (None: a guest). Forgotten with the session.
+
+        Only a seat under the account's own name is the account's: a second session of the
+        account (the lobby names it `ana-2`) plays unrecorded, like a guest, so one account
+        never holds two seats of a game nor rates a game against itself."""
         if account is not None:
-            self._accounts[session.id] = account.id
+            self._accounts[session.id] = account
             weakref.finalize(session, self._accounts.pop, session.id, None)
 
     def game_over(self, table: Table, game: GameLog) -> None:
@@ -162,8 +166,10 @@ class GameArchive:
         if seat.bot_from_start:
             return None  # a bot may play on under the name of a human gone since last game
         if seat.sid is not None and seat.sid in self._accounts:
-            return self._accounts[seat.sid]
+            account = self._accounts[seat.sid]
+            same = seat.name.casefold() == account.name.casefold()
+            return account.id if same else None  # `ana-2`: a second session
         if claimable_name(seat.name) != seat.name:
             return None  # a guest, a bot or a second session: never an account's name
-        account = await self.store.account_named(seat.name)
-        return None if account is None else account.id
+        named = await self.store.account_named(seat.name)
+        return None if named is None else named.id

@@ -52,8 +52,18 @@ _BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 # Unicode categories dropped: controls (C0, DEL, C1), format characters (bidi embeddings,
 # overrides and isolates, which reorder the rest of a terminal row; zero-width spaces and
-# joiners; soft hyphen; tag characters) and lone surrogates.
-_DROPPED = frozenset({"Cc", "Cf", "Cs"})
+# joiners; soft hyphen; tag characters), lone surrogates and private-use characters (a
+# glyph only some fonts have, one or two cells wide as the font likes: the row's layout
+# would differ from what the server drew). Unassigned code points stay: tomorrow's emoji.
+_DROPPED = frozenset({"Cc", "Cf", "Cs", "Co"})
+
+
+def _noncharacter(char: str) -> bool:
+    """U+FDD0..U+FDEF and the last two code points of every plane: never text."""
+    point = ord(char)
+    return 0xFDD0 <= point <= 0xFDEF or point & 0xFFFE == 0xFFFE
+
+
 _COMBINING = frozenset({"Mn", "Me"})
 
 
@@ -62,7 +72,8 @@ def clean_chat(text: str) -> str | None:
 
     Removes every terminal escape sequence whole (payload included, e.g. the title in
     `ESC ] 0 ; title BEL`), then every control and format character (Unicode Cc, Cf, Cs:
-    C0, DEL, C1, bidi overrides and isolates, zero-width characters); turns every kind of
+    C0, DEL, C1, bidi overrides and isolates, zero-width characters), every private-use
+    character (Co) and every noncharacter (U+FFFE, U+FDD0, …); turns every kind of
     space, line break and blank letter into one space and trims the ends; keeps at most
     `MAX_COMBINING` combining marks on a character and none on a space or at the start.
     Text is NFC-normalised. Does not cut the line: the caller checks `MAX_CHAT_LENGTH`.
@@ -77,7 +88,7 @@ def clean_chat(text: str) -> str | None:
             marks = MAX_COMBINING  # no mark on a space
             continue
         category = unicodedata.category(char)
-        if category in _DROPPED:
+        if category in _DROPPED or _noncharacter(char):
             continue
         if category in _COMBINING:
             if not kept or marks >= MAX_COMBINING:

@@ -199,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if args.log_level.upper() == "INFO":  # asyncssh says ~10 lines a connection at INFO
+        logging.getLogger("asyncssh").setLevel(logging.WARNING)
     from perudo_ssh.serve import serve_forever
     from perudo_ssh.store import StoreError
 

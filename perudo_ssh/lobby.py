@@ -210,7 +210,10 @@ class Lobby:
                 if client is None or client.dropped:
                     return
                 try:
-                    self._on_command(client, command)
+                    # checked against the protocol's types first (raises, below, for a
+                    # float seat count, options None, …): nothing malformed reaches a table
+                    sent = protocol.encode(command)  # type: ignore[arg-type]  # anything
+                    self._on_command(client, protocol.decode_command(sent))
                 except Refusal as refusal:
                     self._send(
                         client,

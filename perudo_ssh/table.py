@@ -198,7 +198,8 @@ class Table:
         the next seats. Raises `Refusal` for a table that cannot be made."""
         options = table_options(command)
         # a table's name is the creator's own text, shown to everyone: cleaned like chat
-        title = (clean_chat(command.name or "") or "")[:MAX_TABLE_NAME].strip() or name
+        raw = (command.name or "")[: 4 * MAX_TABLE_NAME]  # cut first: cleaning is per character
+        title = (clean_chat(raw) or "")[:MAX_TABLE_NAME].strip() or name
         table = cls(id, title, options, command.seats, creator=sid)
         table.rated = command.rated
         table.sit(sid, name)

@@ -239,9 +239,17 @@ class PerudoApp(App[str | None]):
 
     # ---- actions -------------------------------------------------------------------------
 
+    def _close_info(self) -> type[Screen] | None:
+        """Close the help or rules panel on top, if one is: returns its class. The two open
+        each other, so without this `i ? i ? …` would stack panels without end."""
+        top = self.screen
+        if isinstance(top, HelpScreen | RulesScreen):
+            top.dismiss()
+            return type(top)
+        return None
+
     def action_help(self) -> None:
-        if isinstance(self.screen, HelpScreen):
-            self.screen.dismiss()
+        if self._close_info() is HelpScreen:
             return
         options = None
         if self.table is not None and self.table.game is not None:
@@ -254,8 +262,7 @@ class PerudoApp(App[str | None]):
         """The rules panel (`i`, RULES.md §7): the rules of the table here; in the lobby, of
         the chosen table (the screen's optional `chosen_options() -> Options | None`), else
         the rules in general. `i` again closes it."""
-        if isinstance(self.screen, RulesScreen):
-            self.screen.dismiss()
+        if self._close_info() is RulesScreen:
             return
         options = None
         if self.table is not None:

@@ -225,3 +225,27 @@ async def test_game_counts_count_games_and_wins(tmp_path):
         assert await store.game_counts([]) == {}
     finally:
         await store.close()
+
+
+async def test_a_second_session_of_an_account_plays_unrecorded(tmp_path):
+    """ana online twice (the lobby names the second session ana-2) at one table: the game is
+    hers once, at the seat of her own name, and one account cannot rate a game against itself
+    (found by an attack pass: both seats were stored under her account, and rated)."""
+    store = await Store.open(tmp_path / "perudo.db")
+    archive = GameArchive(store, after_game=update_ratings)
+    ana = (await store.claim_key("SHA256:ana", "ana")).account
+    try:
+        async with running_lobby(on_game_over=archive.game_over) as lobby:
+            players, created = await sit_down(lobby, archive, [ana, ana], seats=3, bots=1)
+            assert [p.session.name for p in players] == ["ana", "ana-2"]
+            await play_out(players, created, 11)
+            await archive.drain()
+        summaries = await store.games_of(ana.id)
+        (summary,) = summaries
+        game = await store.game(summary.id)
+        assert game is not None
+        held = [(p.name, p.account_id) for p in game.players if p.account_id is not None]
+        assert held == [("ana", ana.id)]
+        assert await store.rating_history(ana.id) == []
+    finally:
+        await store.close()

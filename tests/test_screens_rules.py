@@ -296,3 +296,19 @@ def test_the_help_keys_use_the_tables_terms():
     ru = translator("ru")
     terms = ru.terms(PRESETS["club"])
     assert ru._("{dudo}: doubt the bid", dudo=terms.dudo) in str(keys_text(ru, PRESETS["club"]))
+
+
+async def test_rules_and_help_open_each_other_without_stacking_up():
+    """`i` in help opens the rules and `?` in the rules opens help: one replaces the other, so
+    a player (or a script) alternating them never piles up screens (found by an attack pass:
+    ~80 pairs crashed the session)."""
+    session = FakeSession()
+    app = make_app(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(6):
+            await pilot.press("i", "question_mark")
+        await pilot.pause()
+        assert len(app.screen_stack) == 2 and isinstance(app.screen, HelpScreen)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert len(app.screen_stack) == 1

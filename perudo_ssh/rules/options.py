@@ -181,10 +181,11 @@ def _check_value(name: str, value: object) -> None:
         raise OptionsError(N_("{option} must be true or false"), option=name)
 
 
-def options_for(preset: str = "classic", **overrides: object) -> Options:
+def options_for(preset: str = "classic", /, **overrides: object) -> Options:
     """The options of `preset` (RULES.md §7) with `overrides` by option name.
 
-    Raises `OptionsError` for an unknown preset, option name or value, or a refused combination.
+    Raises `OptionsError` for an unknown preset, option name or value, or a refused combination
+    (an override named "preset" is an unknown option: the preset is the first argument).
     """
     if not isinstance(preset, str) or preset not in PRESETS:
         raise OptionsError(N_("unknown preset {preset}"), preset=repr(preset)[:40])

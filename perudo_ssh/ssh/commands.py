@@ -5,7 +5,10 @@
 - `record ID` — one of your games as its `perudo-record/1` JSON (RECORD.md), exactly as
   stored; feed it to `perudo-ssh referee -`.
 - `link CODE` — from now on the key you connect with signs in as the account that showed
-  CODE on its screen (see `screens.account`).
+  CODE on its screen (see `screens.account`); any case, with or without the dash, or as
+  its two halves (`link abcd efgh`). An address that typed `LINK_FAILURES` wrong
+  codes in `LINK_FAILURE_SECONDS` is refused `link` until the oldest of them ages out
+  (`LinkThrottle`), so that codes cannot be guessed by trying them all.
 
 They need a key (a guest is told to sign in with one). Anything else is refused with the list
 of what exists, exit status 1. The words are in the client's language (its LANG/LC_ALL, as
@@ -15,14 +18,19 @@ the app's). Only `run_command` decides; `CommandSession` runs it on an SSH sessi
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import time
+import weakref
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from perudo_ssh.i18n import N_, Translator, language_of, translator
+from perudo_ssh.moderation import host_of
 from perudo_ssh.ssh.login import AppFactory
 from perudo_ssh.ssh.session import CRASH_MESSAGE, AppSession, locale_of
-from perudo_ssh.store import Account, LinkRefused, Store
+from perudo_ssh.store import Account, LinkRefused, Store, UnknownLinkCode
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +38,12 @@ MAX_COMMAND = 200
 """Longest command line read, in characters; longer ones are refused unread."""
 MAX_GAMES_LISTED = 10_000
 """Most games `records` lists."""
+LINK_FAILURES = 10
+"""Wrong link codes one address (an IPv6 address's /64) may try in `LINK_FAILURE_SECONDS`."""
+LINK_FAILURE_SECONDS = 600.0
+"""The window of `LINK_FAILURES`: ten minutes, a link code's life (`store.LINK_CODE_SECONDS`).
+With 32**8 codes, an address then guesses a given live code once in about 10**11 tries; with
+no limit one client tried some 500 a second (and every try is a write to the database)."""
 
 USAGE = N_(
     "perudo-ssh does not run that command. It knows only: records (your games), "
@@ -39,6 +53,70 @@ USAGE = N_(
 NEEDS_KEY = N_(
     "Sign in with an SSH key first: guests keep no games and have no account to link to."
 )
+
+
+class LinkThrottle:
+    """Counts wrong link codes per source (`link_source`): at most `failures` in `seconds`.
+
+    Times are seconds on one monotonic clock, given by the caller. Memory and time stay
+    bounded whatever the number of sources: failures older than the window are forgotten,
+    and while `MAX_SOURCES` sources are being counted, any other one shares the allowance
+    of one more source, `CROWD`."""
+
+    MAX_SOURCES = 4096
+    CROWD = "*"
+
+    def __init__(self, failures: int = LINK_FAILURES, seconds: float = LINK_FAILURE_SECONDS):
+        self.failures = failures
+        self.seconds = seconds
+        self._failed: dict[str, deque[float]] = {}
+        self._pruned = float("-inf")
+
+    def _recent(self, times: deque[float], now: float) -> deque[float]:
+        while times and times[0] <= now - self.seconds:
+            times.popleft()
+        return times
+
+    def _counted_as(self, source: str, now: float) -> str:
+        """`source`, or `CROWD` while `MAX_SOURCES` others are counted (sources with no
+        failure left in the window are forgotten at most once a second)."""
+        if source in self._failed or len(self._failed) < self.MAX_SOURCES:
+            return source
+        if now - self._pruned >= 1.0:
+            self._pruned = now
+            failed = self._failed.items()
+            self._failed = {s: t for s, t in failed if self._recent(t, now)}
+        return source if len(self._failed) < self.MAX_SOURCES else self.CROWD
+
+    def wait(self, source: str, now: float) -> float:
+        """Seconds from `now` until `source` may try a code again (0.0: now)."""
+        times = self._failed.get(self._counted_as(source, now))
+        if times is None or len(self._recent(times, now)) < self.failures:
+            return 0.0
+        return times[-self.failures] + self.seconds - now
+
+    def failed(self, source: str, now: float) -> bool:
+        """`source` tried a wrong code at `now`; True when that was its last one allowed."""
+        counted = self._counted_as(source, now)  # first: it may replace `_failed`
+        times = self._failed.setdefault(counted, deque())
+        self._recent(times, now).append(now)
+        return len(times) == self.failures
+
+
+_THROTTLES: weakref.WeakKeyDictionary[Store, LinkThrottle] = weakref.WeakKeyDictionary()
+"""One `LinkThrottle` per store, i.e. per server."""
+
+
+def link_source(address: str | None, fingerprint: str) -> str:
+    """Whom wrong link codes are counted against: the IP address (an IPv6 address's /64
+    network, which one client usually holds whole), or the key when the address is unknown."""
+    try:
+        ip = ipaddress.ip_address(address or "")
+    except ValueError:
+        return fingerprint
+    if ip.version == 6:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +139,19 @@ async def run_command(
     account: Account | None,
     fingerprint: str | None,
     tr: Translator,
+    *,
+    address: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> CommandResult:
     """Run one whitelisted `command` for the client whose key is `fingerprint` (None for a
-    guest) and signs in as `account`; words from `tr`.
+    guest) and signs in as `account`, connected from IP `address` (None: unknown); words
+    from `tr`. `clock` (monotonic seconds) times the wrong link codes (`LinkThrottle`).
 
     Never raises for anything the client sends: an unknown or malformed command, someone
-    else's game or a bad link code is a refusal (status 1) saying why."""
+    else's game, a bad link code or too many of them is a refusal (status 1) saying why."""
     words = command.split() if len(command) <= MAX_COMMAND else []
+    if len(words) == 3 and words[0] == "link":  # the code typed in two halves: ABCD EFGH
+        words = ["link", words[1] + words[2]]
     match words:
         case ["records"] | ["record", _] | ["link", _]:
             pass
@@ -81,7 +165,8 @@ async def run_command(
         case ["record", game_id]:
             return await _record(store, account, game_id, tr)
         case ["link", code]:
-            return await _link(store, code, fingerprint, tr)
+            source = link_source(address, fingerprint)
+            return await _link(store, code, fingerprint, tr, source, clock)
     raise AssertionError(words)
 
 
@@ -115,10 +200,30 @@ async def _record(
     return CommandResult(stdout=game.record + "\n", stderr="", status=0)
 
 
-async def _link(store: Store, code: str, fingerprint: str, tr: Translator) -> CommandResult:
+async def _link(
+    store: Store,
+    code: str,
+    fingerprint: str,
+    tr: Translator,
+    source: str,
+    clock: Callable[[], float],
+) -> CommandResult:
+    throttle = _THROTTLES.setdefault(store, LinkThrottle())
+    wait = throttle.wait(source, clock())
+    if wait > 0:
+        minutes = max(1, -int(-wait // 60))  # rounded up
+        return _refuse(
+            tr.n_(
+                "Too many wrong link codes from your address: try again in {n} minute.",
+                "Too many wrong link codes from your address: try again in {n} minutes.",
+                minutes,
+            )
+        )
     try:
         account = await store.link_key(code, fingerprint)
     except LinkRefused as refused:
+        if isinstance(refused, UnknownLinkCode) and throttle.failed(source, clock()):
+            logger.warning("link refused to %s for a while: too many wrong codes", source)
         return _refuse(tr._(refused.message, **refused.message_args))
     logger.info("key %s linked to account %s", fingerprint, account.name)
     return CommandResult(
@@ -148,12 +253,20 @@ class CommandSession(AppSession):
         self._account = account
         self._key = fingerprint
         self._where = peer
+        self._address = host_of(peer)
         self._command: str | None = None
         self._command_task: asyncio.Task[None] | None = None
 
     def exec_requested(self, command: str) -> bool:
         self._command = command
         return True
+
+    def eof_received(self) -> bool:
+        # A command reads no input: the client's end of input (`ssh host records
+        # </dev/null`, a script, a pipe) must not close our side before the answer is
+        # written — asyncssh half-closes it when this returns False, and the command
+        # then had nowhere to write nor exit, so the client waited for ever.
+        return self._command is not None
 
     def session_started(self) -> None:
         command = self._command
@@ -173,7 +286,9 @@ class CommandSession(AppSession):
         chan = self._chan
         assert chan is not None
         try:
-            result = await run_command(command, self._store, self._account, self._key, tr)
+            result = await run_command(
+                command, self._store, self._account, self._key, tr, address=self._address
+            )
         except Exception:
             logger.exception("command %r from %s failed", command[:80], self._where)
             result = _refuse(tr._(CRASH_MESSAGE))
