@@ -53,6 +53,9 @@ LINK_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 """Letters and digits of a link code: no 0/O or 1/I to misread."""
 LINK_CODE_LENGTH = 8
 """Characters of a link code (32**8 ≈ 10**12 codes)."""
+LINK_CODES_PER_ACCOUNT = 3
+"""Live link codes one account may hold: a new one retires the oldest beyond this (every
+live code is one more for a guesser to hit; two sessions of an account may each show one)."""
 
 # ---- the schema -----------------------------------------------------------------------------
 
@@ -155,6 +158,11 @@ class LinkRefused(Exception):
         super().__init__(message.format(**args))
         self.message = message
         self.message_args = args
+
+
+class UnknownLinkCode(LinkRefused):
+    """`Store.link_key` refused a code that is unknown, used up or expired (a wrong guess,
+    as far as anyone can tell: `perudo_ssh.ssh.commands` counts them per address)."""
 
 
 # ---- rows -----------------------------------------------------------------------------------
@@ -486,6 +494,12 @@ def _new_link_code(conn: sqlite3.Connection, account_id: int, now: float) -> str
                 )
             except sqlite3.IntegrityError:
                 continue  # the same code twice: draw again
+            conn.execute(
+                "DELETE FROM link_codes WHERE account_id = ? AND code NOT IN"
+                " (SELECT code FROM link_codes WHERE account_id = ?"
+                " ORDER BY expires DESC, rowid DESC LIMIT ?)",
+                (account_id, account_id, LINK_CODES_PER_ACCOUNT),
+            )
             return code
 
 
@@ -497,7 +511,7 @@ def _link_key(conn: sqlite3.Connection, code: str, fingerprint: str, now: float)
             (normal_code(code), now),
         ).fetchone()
         if row is None:
-            raise LinkRefused(N_("that code is unknown or has expired: ask for a new one"))
+            raise UnknownLinkCode(N_("that code is unknown or has expired: ask for a new one"))
         account = Account(row["id"], row["name"])
         held = conn.execute(
             "SELECT account_id FROM keys WHERE fingerprint = ?", (fingerprint,)
@@ -542,9 +556,11 @@ def _add_game(conn: sqlite3.Connection, game: NewGame) -> int:
         )
         game_id = cursor.lastrowid
         assert game_id is not None
+        # an account gone since its session began (a link moved its only key) plays as a
+        # guest: NULL, not a foreign-key error that would lose the game for everyone
         conn.executemany(
             "INSERT INTO game_players (game_id, seat, name, account_id, place, bot, left_round)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, (SELECT id FROM accounts WHERE id = ?), ?, ?, ?)",
             [
                 (game_id, p.seat, p.name, p.account_id, p.place, int(p.bot), p.left_round)
                 for p in game.players
@@ -679,8 +695,11 @@ def _add_ratings(
     with _write(conn):
         conn.executemany(
             "INSERT OR REPLACE INTO ratings (account_id, game_id, mu, sigma, at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            [(account, game_id, mu, sigma, at) for account, (mu, sigma) in ratings.items()],
+            " SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?)",
+            [
+                (account, game_id, mu, sigma, at, account)
+                for account, (mu, sigma) in ratings.items()
+            ],
         )
 
 
@@ -784,7 +803,8 @@ class Store:
 
     async def new_link_code(self, account_id: int, now: float | None = None) -> str:
         """A one-time code (`LINK_CODE_LENGTH` characters of `LINK_CODE_ALPHABET`, valid
-        `LINK_CODE_SECONDS`) that links another key to `account_id` (`link_key`)."""
+        `LINK_CODE_SECONDS`) that links another key to `account_id` (`link_key`). The
+        account's codes beyond the newest `LINK_CODES_PER_ACCOUNT` stop working."""
         return await self._run(_new_link_code, account_id, _now(now))
 
     async def link_key(self, code: str, fingerprint: str, now: float | None = None) -> Account:
@@ -799,7 +819,9 @@ class Store:
     # ---- finished games (issue 4, item 3) --------------------------------------------------
 
     async def add_game(self, game: NewGame) -> int:
-        """Store a finished game with its players; returns its id (ids only grow)."""
+        """Store a finished game with its players; returns its id (ids only grow). A
+        player's `account_id` that no longer exists (the account went with its only key to
+        another account by `link_key` during the game) is stored as None, a guest's."""
         return await self._run(_add_game, game)
 
     async def game(self, game_id: int) -> StoredGame | None:
@@ -834,7 +856,8 @@ class Store:
     async def add_ratings(
         self, game_id: int, ratings: Mapping[int, tuple[float, float]], at: float | None = None
     ) -> None:
-        """Each account's `(mu, sigma)` after game `game_id` (one transaction)."""
+        """Each account's `(mu, sigma)` after game `game_id` (one transaction); an account
+        that no longer exists is skipped (see `add_game`)."""
         await self._run(_add_ratings, game_id, dict(ratings), _now(at))
 
     async def rating_of(self, account_id: int) -> RatingRow | None:

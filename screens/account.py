@@ -47,6 +47,12 @@ class AccountScreen(ModalScreen[None]):
         self._keys: list[KeyInfo] = []
         self._failed = False
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A guest has no account to link keys to: no code to make."""
+        if action == "new_code":
+            return self._account is not None and self._store is not None
+        return True
+
     @property
     def _store(self) -> Store | None:
         return getattr(self.app, "store", None)

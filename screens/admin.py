@@ -37,7 +37,7 @@ Cell = str | Text
 SESSION_KEYS = ("id", "name", "key", "address", "where", "muted")
 TABLE_KEYS = ("id", "name", "preset", "status", "players", "watch")
 AUDIT_KEYS = ("at", "admin", "action", "reason", "target")  # why before whom: it is shorter
-BAN_KEYS = ("id", "kind", "value", "until", "reason")
+BAN_KEYS = ("id", "kind", "until", "reason", "value")  # a whole fingerprint last, as whom
 DEFAULT_DURATION = "1h"
 
 
@@ -110,7 +110,7 @@ def audit_row(row: protocol.AuditRow, tr: Translator) -> tuple[Cell, ...]:
 def ban_row(ban: protocol.BanRow, tr: Translator) -> tuple[Cell, ...]:
     """The cells of a ban's row, in `BAN_KEYS` order."""
     kind = tr.p_("ban", "key") if ban.kind == "key" else tr.p_("ban", "address")
-    return (str(ban.id), kind, Text(ban.value), when(ban.until, tr, forever=True), Text(ban.reason))
+    return (str(ban.id), kind, when(ban.until, tr, forever=True), Text(ban.reason), Text(ban.value))
 
 
 class AdminScreen(Screen[None]):
@@ -181,9 +181,9 @@ class AdminScreen(Screen[None]):
         bans = (
             "#",
             tr.p_("admin", "Ban"),
-            tr.p_("admin", "Key or address"),
             tr.p_("admin", "Until"),
             tr.p_("admin", "Reason"),
+            tr.p_("admin", "Key or address"),
         )
         audit = (
             tr.p_("admin", "When (UTC)"),
@@ -283,23 +283,33 @@ class AdminScreen(Screen[None]):
 
     def _fill(self, grid_id: str, rows: Sequence[tuple[str, tuple[Cell, ...]]]) -> None:
         """Make the list `grid_id` show `rows` (key, cells) in order, changing only what
-        changed when the keys are the same and in the same order."""
+        changed when the keys are the same and in the same order; the cursor keeps to its
+        row's key while that key is listed."""
         grid = self.query_one(f"#{grid_id}", DataTable)
         old = self._rows.get(grid_id, {})
         keys = [key for key, _ in rows]
         columns = [c.key.value for c in grid.ordered_columns]
         if list(old) != keys:
             cursor = grid.cursor_row
+            chosen = list(old)[cursor] if 0 <= cursor < len(old) else None
             grid.clear()
             for key, cells in rows:
                 grid.add_row(*cells, key=key)
             if rows:
-                grid.move_cursor(row=min(cursor, len(rows) - 1))
+                # the cursor stays on its session (table, ban) while it is listed: a row gone
+                # above it must not slide it onto someone else, who would then be kicked
+                row = keys.index(chosen) if chosen in keys else min(cursor, len(rows) - 1)
+                grid.move_cursor(row=row)
         else:
             for key, cells in rows:
                 for column, cell, before in zip(columns, cells, old[key], strict=True):
-                    if cell != before:
-                        grid.update_cell(key, column, cell)  # type: ignore[arg-type]
+                    if cell != before:  # the column widens to fit ("" -> "until 06-01 12:00")
+                        grid.update_cell(
+                            key,
+                            column,  # type: ignore[arg-type]
+                            cell,
+                            update_width=True,
+                        )
         self._rows[grid_id] = dict(rows)
 
     def _selected(self, grid_id: str) -> int | None:

@@ -239,17 +239,21 @@ class PerudoApp(App[str | None]):
 
     # ---- actions -------------------------------------------------------------------------
 
-    def _close_info(self) -> type[Screen] | None:
-        """Close the help or rules panel on top, if one is: returns its class. The two open
-        each other, so without this `i ? i ? …` would stack panels without end."""
-        top = self.screen
-        if isinstance(top, HelpScreen | RulesScreen):
-            top.dismiss()
-            return type(top)
-        return None
+    def _toggle_panel(self, panel: type[Screen]) -> bool:
+        """Close `panel` if it is on top, or go back to it if it is already open beneath
+        (help and rules open each other): True when done, False to open a new one. So
+        `i ? i ? …` never piles up more than the two panels."""
+        if isinstance(self.screen, panel):
+            self.screen.dismiss()
+            return True
+        if any(isinstance(screen, panel) for screen in self.screen_stack):
+            while not isinstance(self.screen, panel):
+                self.pop_screen()
+            return True
+        return False
 
     def action_help(self) -> None:
-        if self._close_info() is HelpScreen:
+        if self._toggle_panel(HelpScreen):
             return
         options = None
         if self.table is not None and self.table.game is not None:
@@ -262,7 +266,7 @@ class PerudoApp(App[str | None]):
         """The rules panel (`i`, RULES.md §7): the rules of the table here; in the lobby, of
         the chosen table (the screen's optional `chosen_options() -> Options | None`), else
         the rules in general. `i` again closes it."""
-        if self._close_info() is RulesScreen:
+        if self._toggle_panel(RulesScreen):
             return
         options = None
         if self.table is not None:

@@ -268,6 +268,8 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
                 value = select.value
                 select.set_options(self._choices(name))
                 select.value = value
+                # the same value as the reset one fires no watcher: redraw its words anyway
+                select.mutate_reactive(Select.value)  # type: ignore[misc]
         self.query_one("#name-label", Label).update(Content(self._label("name")))
         self.query_one("#rated", MarkedCheckbox).label = Content(tr._("Rated"))
         self.query_one("#table-name", Input).placeholder = self._placeholder()

@@ -32,7 +32,8 @@ class ConfirmDialog(ModalScreen[bool]):
     """A yes/no `question` (a `Question`); dismissed with True for yes."""
 
     BINDINGS = [
-        Binding("y,enter", "answer(True)", N_("Yes"), key_display="y"),
+        # not Enter: it is the bid key, and a player pressing it twice must not leave a game
+        Binding("y", "answer(True)", N_("Yes"), key_display="y"),
         Binding("n,escape", "answer(False)", N_("No"), key_display="n"),
     ]
 

@@ -14,7 +14,12 @@ from textual.binding import Binding
 from textual.widgets import Footer as TextualFooter
 from textual.widgets._footer import FooterKey
 
+from perudo_ssh.i18n import N_
+
 __all__ = ["Footer", "describe"]
+
+TEXTUAL_LABELS = (N_("Dismiss menu"), N_("Show menu"))
+"""Key labels of Textual's own widgets (a Select's menu), for the catalogs."""
 
 
 def describe(node: TextualFooter, binding: Binding) -> str:

@@ -62,7 +62,7 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("l / Esc", N_("leave the table (asks first mid-game)")),
         ("t", N_("open the table's chat (Esc closes it)")),
     )),
-    (N_("Reveal"), (("any key", N_("next round")),)),
+    (N_("Reveal"), (("Space", N_("next round (the keys of moves wait)")),)),
     (N_("Game over"), (("a", N_("play again")), ("l / Esc", N_("back to the lobby")))),
     (N_("Dialogs"), (
         ("Tab", N_("next field")), ("Enter", N_("choose / confirm")), ("Esc", N_("cancel")),
@@ -94,7 +94,7 @@ def keys_text(tr: Translator, options: Options | None = None) -> Content:
     for place, keys in KEYS:
         lines.append(Content.styled(tr._(place), "bold underline"))
         for key, what in keys:
-            shown = tr._("any key") if key == "any key" else key
+            shown = tr._("Space") if key == "Space" else key  # the only key name in words
             lines.append(Content.assemble((f"  {shown:<11}", "bold $accent"), tr._(what, **words)))
     return Content("\n").join(lines)
 

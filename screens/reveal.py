@@ -83,7 +83,7 @@ def reveal_lines(
     if len(payments) == 2 and len(" · ".join(payments)) <= WIDTH:  # one payment: one line
         payments = [" · ".join(payments)]
     lines += [Content.styled(line, "$warning") for line in payments]
-    lines.append(Content.styled(tr._("Press any key to continue"), "dim italic"))
+    lines.append(Content.styled(tr._("Press Space to continue"), "dim italic"))
     return lines
 
 

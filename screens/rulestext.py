@@ -183,6 +183,9 @@ def _special_lines(options: Options, tr: Translator, terms: Terms) -> list[str]:
 
 def _calza_line(options: Options, tr: Translator, terms: Terms) -> str:
     if options.calza == "off":
+        if options.jonti:  # the club: its exact call is the jonti (its own line)
+            return tr._("No {calza}: the exact call here is {jonti}.", calza=terms.calza,
+                        jonti=terms.jonti)  # fmt: skip
         return tr._("No {calza}: nobody may claim that a bid is exact.", calza=terms.calza)
     if options.calza == "on-turn":
         line = tr._(
@@ -329,5 +332,8 @@ def lobby_rules(tr: Translator) -> list[str]:
         tr._("Perudo, liar's dice: everyone rolls in secret, then bids on all the dice in play."),
         *rules_summary(PRESETS["classic"], tr)[1:],
         tr._("Tables choose a preset, and may change any of its options:"),
-        *(f"{name}: {preset_blurb(tr, name)}" for name in PRESET_NAMES),
+        *(
+            tr._("{option}: {value}", option=name, value=preset_blurb(tr, name))
+            for name in PRESET_NAMES
+        ),
     ]

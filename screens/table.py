@@ -39,7 +39,13 @@ from screens.wording import bid_refusal, call_refusal, call_word
 
 # during a reveal, the keys the footer still offers (leave, the app's help) do their job;
 # any other key closes the reveal (Escape too: it leaves a table only once the reveal is gone)
-_KEYS_DURING_REVEAL = {"l", "question_mark", "t"}
+_KEYS_DURING_REVEAL = {"l", "question_mark", "t", "i", "f2"}
+# the keys of moves: pressed as a round ends (a call of someone else's came first), they must
+# not close the reveal unseen, so they do nothing until the reveal is closed
+_MOVE_KEYS = {
+    "d", "c", "j", "z", "r", "enter", "up", "down", "left", "right", "plus", "minus",
+    "equals_sign", *(str(f) for f in range(1, 7)),
+}  # fmt: skip
 # the actions whose keys come and go with the table's state (see `check_action`)
 _OFFERED: tuple[tuple[str, tuple[object, ...]], ...] = (
     ("add_bot", ()),
@@ -60,12 +66,14 @@ class TableScreen(RoundsScreen):
     AUTO_FOCUS = ""  # keys drive the table; Tab moves to the bid input
 
     BINDINGS = [
-        Binding("up", "count(1)", N_("Count"), key_display="↑↓"),
+        # count and face keys are named on the bid line itself (`BidComposer.line`), so the
+        # footer keeps its room for the moves, also in longer languages
+        Binding("up", "count(1)", N_("Count"), key_display="↑↓", show=False),
         Binding("down", "count(-1)", N_("Count"), show=False),
         Binding("plus,equals_sign", "count(1)", show=False),
         Binding("minus", "count(-1)", show=False),
         *(
-            Binding(str(f), f"face({f})", N_("Face"), key_display="1-6", show=f == 1)
+            Binding(str(f), f"face({f})", N_("Face"), key_display="1-6", show=False)
             for f in range(1, 7)
         ),
         Binding("left", "face_step(-1)", show=False),
@@ -151,6 +159,8 @@ class TableScreen(RoundsScreen):
         if not self._live:
             return
         self._drawn.clear()
+        for widget in (self.query_one(CupsPanel), self.query_one(BidHistory)):
+            widget.refresh()  # their words are drawn at render time, their data is unchanged
         self.query_one(BidInput).placeholder = self._placeholder()
         self.query_one(ChatPane).retranslate()
         if self._table is not None:
@@ -171,6 +181,9 @@ class TableScreen(RoundsScreen):
 
     def _draw(self, table: protocol.TableState) -> None:
         game = table.game
+        bid_input = self.query_one(BidInput)
+        if bid_input.placeholder != (placeholder := self._placeholder()):
+            bid_input.placeholder = placeholder  # the table's own word for dudo, once known
         waiting = game is None or table.status == "waiting"
         self.set_class(waiting, "-waiting")
         playing = (
@@ -330,7 +343,8 @@ class TableScreen(RoundsScreen):
                 return
             event.stop()
             event.prevent_default()
-            self._close_reveal()
+            if event.key not in _MOVE_KEYS:
+                self._close_reveal()
             return
         game = self.game
         if game is None or game.me is None or self.focused is not None or self._table is None:

@@ -73,7 +73,9 @@ def title_line(tr: Translator, table: protocol.TableState) -> str:
         fixed: list[str] = [options.preset]
         if not options.jonti:  # the club plays jonti instead of calza
             calza = tr.terms(options).calza.lower()
-            fixed.append(f"{calza}: {_calza_mode(tr, options.calza)}")
+            fixed.append(
+                tr._("{option}: {value}", option=calza, value=_calza_mode(tr, options.calza))
+            )
         while fixed and len(" · ".join(parts + fixed)) > TITLE_WIDTH:
             fixed.pop(0)
         parts += fixed
@@ -295,7 +297,7 @@ def hint_line(tr: Translator, game: GameView) -> str:
             and (game.turn == game.me or game.options.calza == "anytime")
         ):  # why not, only when the player could otherwise call it now
             why = rule_reason(tr, "calza_not_allowed", choices.calza_why, terms)
-            parts.append(f"{terms.calza}: {why}")
+            parts.append(tr._("{option}: {value}", option=terms.calza, value=why))
     if game.phase == "bidding" and game.options.jonti and choices.jonti:
         parts.append(tr._("j: {jonti} now", jonti=terms.jonti))
     return " · ".join(p for p in parts if p)

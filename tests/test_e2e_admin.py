@@ -168,7 +168,7 @@ async def test_a_non_admin_reaches_neither_the_admin_screen_nor_any_admin_comman
 async def test_a_banned_address_is_refused_before_any_key(server):
     server.lobby.moderation.ban("address", "127.0.0.1", "flooding", until=None)
     BannerReader.banner = None
-    with pytest.raises(asyncssh.PermissionDenied):
+    with pytest.raises(asyncssh.PermissionDenied) as refused:
         await asyncssh.connect(
             "127.0.0.1",
             server.port,
@@ -182,3 +182,6 @@ async def test_a_banned_address_is_refused_before_any_key(server):
     assert BannerReader.banner == (
         "perudo-ssh: Your address is banned from this server for ever.\nReason: flooding\n"
     )
+    # and the server ends the connection (seen over SSH: OpenSSH, left with no method, asked
+    # three times for a password there is none of)
+    assert refused.value.reason == "banned from this server"

@@ -23,11 +23,11 @@ async def play_until_over(term: Terminal) -> str:
     dismiss each reveal. Returns the game-over screen."""
     while True:
         text = await term.wait_for(
-            lambda t: "Press any key" in t or "your turn" in t or "Game over" in t, timeout=60
+            lambda t: "Press Space" in t or "your turn" in t or "Game over" in t, timeout=60
         )
         if "Game over" in text:
             return text
-        if "Press any key" in text:
+        if "Press Space" in text:
             term.send(" ")
         elif re.search(r"Current bid: \d", text):
             term.send("d")

@@ -3,6 +3,7 @@ reaches it, what it shows, and the command each key sends."""
 
 from __future__ import annotations
 
+import msgspec
 from textual.widgets import DataTable, Input
 
 from perudo_ssh import protocol as P
@@ -121,6 +122,59 @@ async def test_the_admin_screen_shows_sessions_tables_and_the_audit_log():
         await pilot.press("escape")
         await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
         assert session.sent[-1] == P.WatchAdmin(on=False)
+
+
+async def test_a_mute_arriving_later_widens_its_column_to_show_until_when():
+    # Seen over SSH: muting ben updated his cell in place, and the column, as wide as
+    # "Muted", showed only "until".
+    session, app = admin_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_admin(pilot, app, session)
+        quiet = STATE.sessions[0]
+        assert quiet.muted is None
+        muted = msgspec.structs.replace(quiet, muted="spam", muted_until=1_750_000_600.0)
+        session.feed(msgspec.structs.replace(STATE, sessions=(muted, *STATE.sessions[1:])))
+        await wait_until(pilot, lambda: bool(screen.state and screen.state.sessions[0].muted))
+        await pilot.pause()
+        assert "until 06-15 15:16" in screen_text(app)
+        assert "until for ever" in screen_text(app)
+
+
+async def test_a_key_ban_shows_its_reason_and_until_when_at_80_columns():
+    # Seen over SSH: a key's whole fingerprint came before them and pushed the reason off.
+    session, app = admin_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_admin(pilot, app, session)
+        ban = P.BanRow(id=4, kind="key", value=KEY, reason="repeated abuse", until=1_750_000_000.0)
+        session.feed(msgspec.structs.replace(STATE, bans=(ban, *STATE.bans)))
+        await wait_until(pilot, lambda: screen.state is not None and len(screen.state.bans) == 2)
+        await pilot.press("v")
+        await pilot.pause()
+        text = screen_text(app)
+        assert " 4  key      06-15 15:06  repeated abuse  SHA256:BBBB" in text
+        assert " 3  address  for ever     bot farm        10.9.9.9" in text
+
+
+async def test_the_cursor_stays_on_its_session_when_one_above_it_leaves():
+    # Seen over SSH: the cursor on ben (row 2); a session above him left and the cursor,
+    # kept at row 2, was on the next one: the admin's k or b would have hit them.
+    session, app = admin_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_admin(pilot, app, session)
+        sessions = screen.query_one("#admin-sessions", DataTable)
+        sessions.move_cursor(row=1)  # guest-1, id 4
+        await pilot.pause()
+        session.feed(msgspec.structs.replace(STATE, sessions=STATE.sessions[1:]))  # ana left
+        await wait_until(
+            pilot, lambda: screen.state is not None and len(screen.state.sessions) == 2
+        )
+        await pilot.pause()
+        assert sessions.cursor_row == 0
+        screen.query_one("#admin-reason", Input).value = "rude"
+        session.sent.clear()
+        await pilot.press("k")
+        await wait_until(pilot, lambda: bool(session.sent))
+        assert session.sent == [P.Kick(session=4, reason="rude")]
 
 
 async def test_each_key_sends_its_admin_command():

@@ -397,5 +397,22 @@ async def test_the_reveal_says_who_left_and_a_language_switch_redraws_it(languag
             "{name} left the table: out of the game; their tokens stay in the bank", name="carl"
         )
         assert left in reveal_text(app)
-        assert reveal_text(app)[-1] == tr._("Press any key to continue")
+        assert reveal_text(app)[-1] == tr._("Press Space to continue")
         assert app.screen.has_class("-reveal")  # still the reveal, now in the new language
+
+
+async def test_a_language_switch_redraws_the_cups_and_the_bids_at_once():
+    """F2 at a table: the cups' words and the bids' heading change at once, not at the next
+    move (their data has not changed; found by the French review)."""
+    session = FakeSession()
+    state = bid(rolled("club"), 0, 3, 4)
+    app = start(session, "en", table_state(observe(state, 1), me=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await at_table(pilot, app)
+        assert "Bids this round" in screen_text(app)
+        await pilot.press("f2")
+        await pilot.pause()
+        text = screen_text(app)
+        fr = translator("fr")
+        assert fr._("Bids this round") in text and "Bids this round" not in text
+        assert "(you)" not in text

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from textual.widgets import Checkbox, Input, Select
+from textual.widgets._select import SelectCurrent
 
 from perudo_ssh import protocol as P
 from perudo_ssh.i18n import translator
@@ -281,6 +282,10 @@ async def test_a_language_switch_keeps_what_was_entered():
             tr = translator(language)
             assert str(dialog.query_one("#create-title").render()) == tr._("Create a table")
             assert str(dialog.query_one("#seats-label").render()) == tr._("Seats")
+            # a choice still at its list's first entry is redrawn in the new words too
+            current = dialog.query_one("#special_face_change").query_one(SelectCurrent)
+            shown = str(current.query_one("#label").render())
+            assert shown.startswith(tr.p_("face change", "nobody")), shown
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
         assert session.sent == [

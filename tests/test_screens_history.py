@@ -321,7 +321,7 @@ async def test_enter_replays_a_game_move_by_move_and_round_by_round(tmp_path):
             assert "Counted 3 — bid was 2×3 (pacos wild)" in text
             assert line_with(app, "ana", "[3]") == ["ana", "[3]", "[3]"]
             assert line_with(app, "ben", "[3]") == ["ben", "[3]", "5"]
-            assert "Press any key" not in text
+            assert "Press Space" not in text
 
             await pilot.press("right_square_bracket")  # the next round: a palifico round
             assert lines_of(app)[1].split()[:4] == ["Round", "2:", "Palifico", "round"]

@@ -107,7 +107,7 @@ async def test_the_reveal_shows_no_bidding_hint():
         await wait_until(pilot, lambda: app.screen.has_class("-reveal"))
         await pilot.pause()
         text = screen_text(app)
-        assert "Press any key" in text and "type a bid like" not in text
+        assert "Press Space" in text and "type a bid like" not in text
 
 
 async def test_enter_on_a_bid_not_allowed_says_why():

@@ -67,7 +67,7 @@ def test_the_club_rules_say_each_club_option():
         "bid; then face 1 is not wild and ranks lowest.",
         "In a Calzone round only players with one die may change the face; the others raise "
         "the count of the same face.",
-        "No Calza: nobody may claim that a bid is exact.",
+        "No Calza: the exact call here is Jonti.",
         "Jonti: an exact call out of turn, while at least three players have dice, by a player "
         "with fewer than 5 dice, on a bid made neither by them nor by the player just before "
         "them. Right, they gain a die; wrong, they lose one.",
@@ -308,7 +308,10 @@ async def test_rules_and_help_open_each_other_without_stacking_up():
         for _ in range(6):
             await pilot.press("i", "question_mark")
         await pilot.pause()
-        assert len(app.screen_stack) == 2 and isinstance(app.screen, HelpScreen)
-        await pilot.press("question_mark")
+        assert [type(s) for s in app.screen_stack[1:]] == [RulesScreen, HelpScreen]
+        await pilot.press("i")  # back to the rules beneath
+        await pilot.pause()
+        assert [type(s) for s in app.screen_stack[1:]] == [RulesScreen]
+        await pilot.press("i")  # closed
         await pilot.pause()
         assert len(app.screen_stack) == 1

@@ -6,6 +6,7 @@ link codes, games, ratings, bans, mutes and audit rows it keeps."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 import signal
 import sqlite3
@@ -347,6 +348,31 @@ async def test_a_key_whose_account_has_games_is_not_moved_by_a_link(tmp_path):
         cyd = (await store.claim_key("SHA256:cyd", "cyd")).account
         assert await store.link_key(code, "SHA256:cyd") == ana
         assert await store.account(cyd.id) is None
+    finally:
+        await store.close()
+
+
+async def test_a_game_of_an_account_that_a_link_removed_mid_game_is_still_stored(tmp_path):
+    # Seen over SSH: cyd's session sat at a table as account cyd while cyd's key was linked
+    # to ana; at the game's end the foreign key to the deleted account lost the whole game.
+    store = await Store.open(tmp_path / "perudo.db")
+    try:
+        ana = (await store.claim_key("SHA256:ana", "ana")).account
+        cyd = (await store.claim_key("SHA256:cyd", "cyd")).account
+        assert await store.link_key(await store.new_link_code(ana.id), "SHA256:cyd") == ana
+        players = (
+            GamePlayer(seat=0, name="cyd", account_id=cyd.id, place=1),
+            GamePlayer(seat=1, name="ana", account_id=ana.id, place=2),
+        )
+        game_id = await store.add_game(dataclasses.replace(game(None), players=players))
+        stored = await store.game(game_id)
+        assert stored is not None
+        assert [(p.name, p.account_id) for p in stored.players] == [("cyd", None), ("ana", ana.id)]
+        assert [g.id for g in await store.games_of(ana.id)] == [game_id]
+        await store.add_ratings(game_id, {cyd.id: (27.0, 8.0), ana.id: (23.0, 8.0)}, at=5.0)
+        assert await store.rating_of(cyd.id) is None
+        latest = await store.rating_of(ana.id)
+        assert latest is not None and (latest.game_id, latest.mu) == (game_id, 23.0)
     finally:
         await store.close()
 

@@ -16,8 +16,9 @@ to show through `Login`. With a store, `ssh host COMMAND` runs the whitelisted c
 Bans (issue 4, item 6) are enforced here, by a `BanCheck` the server is given: an address ban
 when authentication begins, a key ban when the key is offered. A banned client is sent an
 authentication banner saying until when and why, then every authentication method is refused
-(a banned key does not come in as a guest either); a new session on a connection whose key or
-address was banned since is refused too.
+(a banned key does not come in as a guest either) and the connection is closed, so that the
+client asks for nothing more; a new session on a connection whose key or address was banned
+since is refused too.
 """
 
 from __future__ import annotations
@@ -167,6 +168,11 @@ class _PerudoServer(asyncssh.SSHServer):
         logger.info("refused banned %s from %s", fingerprint or "address", self._peer)
         if self._conn is not None:
             self._conn.send_auth_banner(banner)
+            # then the connection ends (the banner is sent first; nothing after): with every
+            # method refused, OpenSSH would ask three times for a password there is none of
+            self._conn.disconnect(
+                asyncssh.DISC_NO_MORE_AUTH_METHODS_AVAILABLE, "banned from this server"
+            )
         return True
 
     def begin_auth(self, username: str) -> bool:
