@@ -75,7 +75,8 @@ def admin_command(args: argparse.Namespace) -> int:
         if args.action == "add":
             added = configuration.add_admin(path, args.who, resolve)
             for fingerprint in added:
-                print(f"added admin {fingerprint} ({args.who}) to {path}")
+                who = "" if args.who == fingerprint else f" ({args.who})"
+                print(f"added admin {fingerprint}{who} to {path}")
             if not added:
                 print(f"{args.who} is already an admin in {path}")
             return 0
@@ -150,7 +151,7 @@ def serve_settings(args: argparse.Namespace) -> ServeSettings:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="perudo-ssh", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="perudo-ssh", description=__doc__.split("\n\n")[0].replace("\n", " "))
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the SSH game server")
     config_help = "the TOML configuration file (default perudo.toml; missing is fine)"
@@ -217,6 +218,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except configuration.ConfigError as exc:  # the file broke between reading and serving
         print(f"perudo-ssh serve: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the port is taken, the address is not ours, no permission
+        print(f"perudo-ssh serve: cannot listen on {settings.listen}:{settings.port}: "
+              f"{exc.strerror or exc}", file=sys.stderr)  # fmt: skip
         return 2
     return 0
 

@@ -307,12 +307,13 @@ class Lobby:
     def _broadcast(self, table: Table) -> None:
         """Each seated human and spectator gets the table as they may see it."""
         names = {sid: self._clients[sid].name for sid in table.spectators if sid in self._clients}
+        paused = table.id in self.paused
         for seat in table.humans():
             client = self._clients.get(table.seats[seat].sid)  # type: ignore[arg-type]
             if client is not None:
-                self._send(client, table.table_state(seat, names))
+                self._send(client, table.table_state(seat, names, paused))
         if table.spectators:
-            data = protocol.encode(table.table_state(None, names))
+            data = protocol.encode(table.table_state(None, names, paused))
             for sid in table.spectators:
                 if sid in self._clients:
                     self._deliver(self._clients[sid], data)

@@ -23,7 +23,7 @@ import re
 import time
 import unicodedata
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -94,11 +94,18 @@ def until_text(until: float | None) -> str:
     return datetime.fromtimestamp(until, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def banner_text(ban: protocol.BanRow) -> str:
+def banner_text(ban: protocol.BanRow, fingerprint: str | None = None) -> str:
     """The SSH authentication banner a banned client is shown before it is refused: until
-    when and why. English: it is sent before the client's language is known."""
+    when and why. English: it is sent before the client's language is known. A key ban on
+    another key than the client's `fingerprint` (one linked to the same account) is said
+    to be the account's."""
     when = "for ever" if ban.until is None else f"until {until_text(ban.until)}"
-    what = "This key" if ban.kind == "key" else "Your address"
+    if ban.kind == "address":
+        what = "Your address"
+    elif fingerprint is None or ban.value == fingerprint:
+        what = "This key"
+    else:
+        what = "This key's account"
     return f"perudo-ssh: {what} is banned from this server {when}.\nReason: {ban.reason}\n"
 
 
@@ -285,20 +292,33 @@ class Moderation:
         """The bans in force, newest first."""
         return tuple(b.row for b in reversed(self._bans.values()) if self._in_force(b.row.until))
 
-    def active_ban(self, fingerprint: str | None, address: str | None) -> protocol.BanRow | None:
-        """The ban in force on key `fingerprint` or IP `address` (the longest), or None."""
+    def active_ban(
+        self, fingerprint: str | None, address: str | None, linked: Collection[str] = ()
+    ) -> protocol.BanRow | None:
+        """The ban in force on key `fingerprint`, on any of the `linked` keys (the other keys
+        of its account: a key ban covers the account) or on IP `address` (the longest), or
+        None."""
+        keys = {fingerprint, *linked} - {None}
         found = [
             b.row
             for b in self._bans.values()
             if self._in_force(b.row.until)
             and (
-                (b.row.kind == "key" and b.row.value == fingerprint)
+                (b.row.kind == "key" and b.row.value in keys)
                 or (b.row.kind == "address" and b.row.value == address)
             )
         ]
         if not found:
             return None
         return max(found, key=lambda row: float("inf") if row.until is None else row.until)
+
+    def banned_keys(self) -> frozenset[str]:
+        """The key fingerprints under a ban in force."""
+        return frozenset(
+            b.row.value
+            for b in self._bans.values()
+            if b.row.kind == "key" and self._in_force(b.row.until)
+        )
 
     # ---- mutes ---------------------------------------------------------------------------
 

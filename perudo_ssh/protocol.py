@@ -300,6 +300,8 @@ class TableState(Message, frozen=True, tag=True):
     play_again: tuple[str, ...] = ()
     waiting_for: tuple[str, ...] = ()
     options: Options | None = None
+    paused: bool = False
+    """An admin holds the table: no move is taken and no bot acts until it resumes."""
 
 
 Args = dict[str, str | int]

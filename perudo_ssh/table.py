@@ -483,8 +483,11 @@ class Table:
 
     # ---- what others see -----------------------------------------------------------------
 
-    def table_state(self, seat: int | None, names: dict[int, str]) -> protocol.TableState:
-        """The table as `seat` (None: a spectator) may see it; `names` by session id."""
+    def table_state(
+        self, seat: int | None, names: dict[int, str], paused: bool = False
+    ) -> protocol.TableState:
+        """The table as `seat` (None: a spectator) may see it; `names` by session id;
+        `paused` while an admin holds the table."""
         return protocol.TableState(
             id=self.id,
             name=self.name,
@@ -499,6 +502,7 @@ class Table:
             play_again=tuple(self.seats[i].name for i in sorted(self.play_again)),
             waiting_for=tuple(self.seats[i].name for i in self.waiting_for()),
             options=self.options,
+            paused=paused,
         )
 
     def summary(self) -> protocol.TableSummary:

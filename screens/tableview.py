@@ -88,7 +88,10 @@ def banner_line(tr: Translator, table: protocol.TableState, game: GameView | Non
     """The special-round banner, or None in a normal round (RULES.md §4): the round's kind,
     that pacos are not wild, and who may change face — the one-die players by name (`you`
     first) under `special_face_change = one-die-players`, else nobody. Everyone sees it,
-    spectators too. At most `BANNER_WIDTH` columns (the names give way)."""
+    spectators too. At most `BANNER_WIDTH` columns (the names give way). While an admin holds
+    the table, that instead."""
+    if table.paused:
+        return tr._("PAUSED by an admin: no move until the table resumes")
     if game is None or game.phase != "bidding" or game.special is None:
         return None
     special = tr.terms(game.options).special(game.special).upper()

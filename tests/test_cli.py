@@ -63,3 +63,20 @@ async def test_serve_starts_generates_a_host_key_lets_a_guest_in_and_stops_on_si
         if server.returncode is None:
             server.kill()
             await server.wait()
+
+
+def test_serve_on_a_port_already_taken_says_so_in_one_line(tmp_path: Path, capsys) -> None:
+    import socket
+
+    from perudo_ssh.cli import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        status = main(["serve", "--port", str(port), "--db", str(tmp_path / "p.db"),
+                       "--host-keys", str(tmp_path / "keys"), "--config", str(tmp_path / "no.toml")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 2
+    assert f"perudo-ssh serve: cannot listen on 127.0.0.1:{port}: " in err
+    assert "Traceback" not in err

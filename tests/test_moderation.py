@@ -496,3 +496,27 @@ def test_admin_list_follows_the_file(tmp_path: Path):
     path.unlink()
     assert not admins.is_admin(ADMIN_KEY)
     assert AdminList(admins={ANA_KEY: "ana"}).is_admin(ANA_KEY)
+
+
+async def test_a_paused_table_says_so_to_everyone_at_it_until_it_resumes():
+    """Players and spectators see the pause in every table state (a newcomer too), not only
+    in a passing notice; the table screen shows it as its banner."""
+    from perudo_ssh.i18n import translator
+    from screens.tableview import banner_line
+
+    async with running_lobby(moderation=moderation(), bot_delay=(30.0, 30.0)) as lobby:
+        admin = await member(lobby, "boss", ADMIN_KEY, admin=True)
+        ana = await member(lobby, "ana", ANA_KEY)
+        ana.send(P.CreateTable(seats=3, bots=2))
+        created = await ana.expect(P.TableState, lambda e: e.status == "playing")
+        assert not created.paused
+        admin.send(P.PauseTable(table=created.id, reason="lunch"))
+        held = await ana.expect(P.TableState, lambda e: e.paused)
+        assert banner_line(translator("en"), held, held.game) == (
+            "PAUSED by an admin: no move until the table resumes"
+        )
+        ben = await member(lobby, "ben", None)
+        ben.send(P.SpectateTable(table=created.id))
+        assert (await ben.expect(P.TableState)).paused
+        admin.send(P.ResumeTable(table=created.id))
+        assert not (await ana.expect(P.TableState, lambda e: not e.paused)).paused
