@@ -140,6 +140,12 @@ class AdminCommands:
             raise Refusal("bad_command", N_("name a session, a key fingerprint or an address"))
         assert value is not None
         hit = [c for c in self._live() if _matches(c, command.kind, value)]
+        if command.kind == "key":
+            # a key ban covers its account (the server refuses its other keys): every live
+            # session of the accounts that key signs in as ends too
+            accounts = {c.account_id for c in hit} - {None}
+            ids = {c.id for c in hit}
+            hit += [c for c in self._live() if c.account_id in accounts and c.id not in ids]
         if any(c.admin for c in hit):
             raise Refusal("bad_command", N_("that would ban an admin"))
         until = self._until(command.seconds)

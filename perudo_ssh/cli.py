@@ -151,7 +151,8 @@ def serve_settings(args: argparse.Namespace) -> ServeSettings:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="perudo-ssh", description=__doc__.split("\n\n")[0].replace("\n", " "))
+    description = __doc__.split("\n\n")[0].replace("\n", " ")
+    parser = argparse.ArgumentParser(prog="perudo-ssh", description=description)
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the SSH game server")
     config_help = "the TOML configuration file (default perudo.toml; missing is fine)"

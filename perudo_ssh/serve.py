@@ -19,6 +19,7 @@ import asyncio
 import logging
 import signal
 import weakref
+from collections.abc import Collection
 from pathlib import Path
 
 import asyncssh
@@ -115,9 +116,11 @@ async def start_game_server(
         await moderation.load()
     lobby.start()
 
-    def is_banned(fingerprint: str | None, address: str | None) -> str | None:
-        ban = moderation.active_ban(fingerprint, address)
-        return None if ban is None else banner_text(ban)
+    def is_banned(
+        fingerprint: str | None, address: str | None, linked: Collection[str]
+    ) -> str | None:
+        ban = moderation.active_ban(fingerprint, address, linked)
+        return None if ban is None else banner_text(ban, fingerprint)
 
     def app_factory(login: Login):
         session = lobby.connect(
@@ -137,7 +140,13 @@ async def start_game_server(
         return app
 
     acceptor = await start_server(
-        app_factory, host=host, port=port, host_key_dir=host_key_dir, store=store, bans=is_banned
+        app_factory,
+        host=host,
+        port=port,
+        host_key_dir=host_key_dir,
+        store=store,
+        bans=is_banned,
+        banned_keys=moderation.banned_keys,
     )
     return acceptor, lobby
 

@@ -30,7 +30,7 @@ import re
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
@@ -503,7 +503,11 @@ def _new_link_code(conn: sqlite3.Connection, account_id: int, now: float) -> str
             return code
 
 
-def _link_key(conn: sqlite3.Connection, code: str, fingerprint: str, now: float) -> Account:
+def _link_key(
+    conn: sqlite3.Connection, code: str, fingerprint: str, now: float, banned: Collection[str]
+) -> Account:
+    if fingerprint in banned:
+        raise LinkRefused(N_("this key is banned from this server: it cannot be linked"))
     with _write(conn):
         row = conn.execute(
             "SELECT a.id, a.name FROM link_codes c JOIN accounts a ON a.id = c.account_id"
@@ -513,6 +517,12 @@ def _link_key(conn: sqlite3.Connection, code: str, fingerprint: str, now: float)
         if row is None:
             raise UnknownLinkCode(N_("that code is unknown or has expired: ask for a new one"))
         account = Account(row["id"], row["name"])
+        keys = conn.execute("SELECT fingerprint FROM keys WHERE account_id = ?", (account.id,))
+        if any(key["fingerprint"] in banned for key in keys):
+            raise LinkRefused(
+                N_("{name} is banned from this server: no key can be linked to it"),
+                name=account.name,
+            )
         held = conn.execute(
             "SELECT account_id FROM keys WHERE fingerprint = ?", (fingerprint,)
         ).fetchone()
@@ -807,14 +817,22 @@ class Store:
         account's codes beyond the newest `LINK_CODES_PER_ACCOUNT` stop working."""
         return await self._run(_new_link_code, account_id, _now(now))
 
-    async def link_key(self, code: str, fingerprint: str, now: float | None = None) -> Account:
+    async def link_key(
+        self,
+        code: str,
+        fingerprint: str,
+        now: float | None = None,
+        banned: Collection[str] = (),
+    ) -> Account:
         """Key `fingerprint` signs in as the account of link code `code` from now on; the code
         is used up. Returns that account.
 
         A key that already signs in as an account with no games leaves it (and that account
         is deleted once it has no key left). Raises `LinkRefused` for an unknown or expired
-        code, or a key whose account has played games."""
-        return await self._run(_link_key, code, fingerprint, _now(now))
+        code, a key whose account has played games, and — `banned` being the fingerprints
+        under a ban — a banned key or an account one of whose keys is banned (the code is
+        kept then)."""
+        return await self._run(_link_key, code, fingerprint, _now(now), frozenset(banned))
 
     # ---- finished games (issue 4, item 3) --------------------------------------------------
 

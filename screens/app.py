@@ -52,7 +52,9 @@ class PerudoApp(App[str | None]):
 
     `language` is one of `perudo_ssh.i18n.LANGUAGES` (anything else reads English); `tr`
     translates into it, for every screen. `return_value` after exit is the Goodbye reason
-    (the English message id), if the lobby ended the session."""
+    (the English message id), if the lobby ended the session, and `farewell` that reason
+    translated with its args, which the SSH layer prints once the app has left the terminal
+    (`perudo_ssh.ssh.session`)."""
 
     CSS_PATH = "perudo.tcss"
     TITLE = "perudo-ssh"
@@ -88,6 +90,8 @@ class PerudoApp(App[str | None]):
         self.admin = False
         """Whether the lobby said this session is an admin's (`Welcome.admin`): the admin
         screen is offered then. The lobby refuses admin commands from anyone else anyway."""
+        self.farewell: str | None = None
+        """Why the lobby ended the session (its `Goodbye`, translated), once it has."""
 
     # ---- lifecycle -----------------------------------------------------------------------
 
@@ -178,8 +182,9 @@ class PerudoApp(App[str | None]):
                 while len(self.screen_stack) > 1:
                     self.pop_screen()
             case protocol.Goodbye(reason=reason, args=args):
+                self.farewell = say(self.tr, reason, args)
                 self.notify(
-                    say(self.tr, reason, args),
+                    self.farewell,
                     title=self.tr._("Goodbye"),
                     severity="error",
                     markup=False,

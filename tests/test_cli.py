@@ -74,8 +74,10 @@ def test_serve_on_a_port_already_taken_says_so_in_one_line(tmp_path: Path, capsy
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        status = main(["serve", "--port", str(port), "--db", str(tmp_path / "p.db"),
-                       "--host-keys", str(tmp_path / "keys"), "--config", str(tmp_path / "no.toml")])  # fmt: skip
+        status = main([
+            "serve", "--port", str(port), "--db", str(tmp_path / "p.db"),
+            "--host-keys", str(tmp_path / "keys"), "--config", str(tmp_path / "no.toml"),
+        ])  # fmt: skip
     err = capsys.readouterr().err
     assert status == 2
     assert f"perudo-ssh serve: cannot listen on 127.0.0.1:{port}: " in err

@@ -16,11 +16,12 @@ import pytest
 from perudo_ssh import protocol as P
 from perudo_ssh.archive import GameArchive
 from perudo_ssh.lobby import Lobby
-from perudo_ssh.moderation import AdminList
+from perudo_ssh.moderation import AdminList, until_text
 from perudo_ssh.serve import start_game_server
 from perudo_ssh.session import LobbySession
-from perudo_ssh.store import Store
+from perudo_ssh.store import LinkRefused, Store
 from tests.sshterm import Terminal, find
+from tests.test_identity import run
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -185,3 +186,110 @@ async def test_a_banned_address_is_refused_before_any_key(server):
     # and the server ends the connection (seen over SSH: OpenSSH, left with no method, asked
     # three times for a password there is none of)
     assert refused.value.reason == "banned from this server"
+
+
+BEN_KEY = asyncssh.generate_private_key("ssh-ed25519")
+BEN_PHONE = asyncssh.generate_private_key("ssh-ed25519")
+
+
+async def refused_banner(port: int, key: asyncssh.SSHKey) -> str | None:
+    """Log in with `key`, which must be refused; the authentication banner it was shown."""
+    BannerReader.banner = None
+    with pytest.raises(asyncssh.PermissionDenied):
+        await asyncssh.connect(
+            "127.0.0.1",
+            port,
+            username="ben",
+            known_hosts=None,
+            config=None,
+            client_keys=[key],
+            client_factory=BannerReader,
+            agent_path=None,
+        )
+    return BannerReader.banner
+
+
+async def test_a_key_ban_covers_every_key_linked_to_its_account(server):
+    store = server.store
+    ben, phone, boss = Terminal(), Terminal(), Terminal()
+    try:
+        await ben.connect(server.port, "ben", BEN_KEY)
+        await ben.wait_for("welcome, ben")
+        account = await store.account_for_key(BEN_KEY.get_fingerprint("sha256"))
+        assert account is not None
+        linked = await run(server.port, BEN_PHONE, f"link {await store.new_link_code(account.id)}")
+        assert (linked.exit_status, linked.stdout) == (0, "This key now signs in as ben.\n")
+        await phone.connect(server.port, "phone", BEN_PHONE)
+        await phone.wait_for("welcome, ben-2")
+        await boss.connect(server.port, "boss", BOSS_KEY)
+        await boss.wait_for("You are an admin")
+        # the admin bans the first key of ben's: both of ben's sessions end
+        first, second = server.sessions["ben"]
+        assert (first.fingerprint, second.fingerprint) == (
+            BEN_KEY.get_fingerprint("sha256"),
+            BEN_PHONE.get_fingerprint("sha256"),
+        )
+        (admin,) = server.sessions["boss"]
+        admin.send(P.Ban(kind="key", session=first.id, reason="alt accounts", seconds=3600))
+        line = b"perudo-ssh: you are banned from this server: alt accounts\r\n"
+        for term in (ben, phone):  # the line left on the terminal once the app has exited
+            await term.wait_for(lambda _, term=term: line in term.raw)
+    finally:
+        await ben.close()
+        await phone.close()
+        await boss.close()
+    (ban,) = server.lobby.moderation.bans()
+    assert ban.value == BEN_KEY.get_fingerprint("sha256")
+    assert ban.until is not None
+    # the linked key comes back: refused, with the ban's reason and end
+    assert await refused_banner(server.port, BEN_PHONE) == (
+        f"perudo-ssh: This key's account is banned from this server until "
+        f"{until_text(ban.until)}.\nReason: alt accounts\n"
+    )
+    assert await refused_banner(server.port, BEN_KEY) == (
+        f"perudo-ssh: This key is banned from this server until "
+        f"{until_text(ban.until)}.\nReason: alt accounts\n"
+    )
+    # no other key joins ben's account now
+    code = await store.new_link_code(account.id)
+    refused = await run(server.port, asyncssh.generate_private_key("ssh-ed25519"), f"link {code}")
+    assert (refused.exit_status, refused.stdout, refused.stderr) == (
+        1,
+        "",
+        "ben is banned from this server: no key can be linked to it\n",
+    )
+    # nor does the banned key join another account (it cannot even log in to ask)
+    eve = await store.claim_key("SHA256:eve", "eve")
+    with pytest.raises(LinkRefused, match="this key is banned from this server"):
+        await store.link_key(
+            await store.new_link_code(eve.account.id),
+            BEN_KEY.get_fingerprint("sha256"),
+            banned=server.lobby.moderation.banned_keys(),
+        )
+    assert [k.fingerprint for k in await store.keys_of(account.id)] == [
+        BEN_KEY.get_fingerprint("sha256"),
+        BEN_PHONE.get_fingerprint("sha256"),
+    ]
+
+
+async def test_a_kicked_player_s_terminal_keeps_the_reason_after_ssh_exits(server):
+    ana, boss = Terminal(), Terminal()
+    try:
+        await ana.connect(server.port, "ana", ANA_KEY)
+        await ana.wait_for("welcome, ana")
+        await boss.connect(server.port, "boss", BOSS_KEY)
+        await boss.wait_for("You are an admin")
+        (target,) = server.sessions["ana"]
+        (admin,) = server.sessions["boss"]
+        admin.send(P.Kick(session=target.id, reason="cheating"))
+        line = b"perudo-ssh: an admin ended your session: cheating\r\n"
+        await ana.wait_for(lambda _: line in ana.raw)
+        # written after the app left the alternate screen, and nothing after it
+        left = ana.raw.rindex(b"\x1b[?1049l")
+        assert ana.raw[left:].endswith(b"\x1b[?25h\x1b[?1004l" + line)
+        assert ana.process is not None
+        await ana.process.wait_closed()
+        assert ana.process.exit_status == 0
+    finally:
+        await ana.close()
+        await boss.close()

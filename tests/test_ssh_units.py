@@ -18,7 +18,7 @@ from textual.app import App
 from perudo_ssh.names import clean_name
 from perudo_ssh.ssh.hostkey import load_or_create_host_key
 from perudo_ssh.ssh.isolation import color_system_for, install_redirect_guard, isolate_app
-from perudo_ssh.ssh.session import _TokenBucket
+from perudo_ssh.ssh.session import MAX_FAREWELL, _TokenBucket, farewell_line
 from perudo_ssh.ssh.terminal_input import PASTE_END, PASTE_START, PasteLimiter, TerminalInput
 
 
@@ -160,3 +160,13 @@ def test_host_key_is_created_private_and_reused(tmp_path: Path) -> None:
     second = load_or_create_host_key(directory)
     assert second.get_fingerprint() == first.get_fingerprint()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_the_farewell_line_is_plain_text():
+    """What an app left to say after it exits reaches the terminal as one plain line: no
+    escape sequence or control character the reason (typed by an admin) carried."""
+    typed = "an admin ended your session: \x1b]0;pwned\x07cheat\x1b[2J\x1b[31ming\r\nnow\u202e"
+    assert farewell_line(typed) == b"perudo-ssh: an admin ended your session: cheating now\r\n"
+    assert farewell_line("\x1b[2J\x07 ") is None
+    assert farewell_line(None) is None
+    assert farewell_line("é" * 1000) == ("perudo-ssh: " + "é" * MAX_FAREWELL).encode() + b"\r\n"

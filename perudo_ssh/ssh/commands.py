@@ -8,7 +8,8 @@
   CODE on its screen (see `screens.account`); any case, with or without the dash, or as
   its two halves (`link abcd efgh`). An address that typed `LINK_FAILURES` wrong
   codes in `LINK_FAILURE_SECONDS` is refused `link` until the oldest of them ages out
-  (`LinkThrottle`), so that codes cannot be guessed by trying them all.
+  (`LinkThrottle`), so that codes cannot be guessed by trying them all. A banned key is
+  refused, and so is an account one of whose keys is banned (a key ban covers its account).
 
 They need a key (a guest is told to sign in with one). Anything else is refused with the list
 of what exists, exit status 1. The words are in the client's language (its LANG/LC_ALL, as
@@ -23,7 +24,7 @@ import logging
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from perudo_ssh.i18n import N_, Translator, language_of, translator
@@ -142,10 +143,12 @@ async def run_command(
     *,
     address: str | None = None,
     clock: Callable[[], float] = time.monotonic,
+    banned_keys: Collection[str] = (),
 ) -> CommandResult:
     """Run one whitelisted `command` for the client whose key is `fingerprint` (None for a
     guest) and signs in as `account`, connected from IP `address` (None: unknown); words
-    from `tr`. `clock` (monotonic seconds) times the wrong link codes (`LinkThrottle`).
+    from `tr`. `clock` (monotonic seconds) times the wrong link codes (`LinkThrottle`);
+    `banned_keys` are the fingerprints under a ban, which `link` refuses to join.
 
     Never raises for anything the client sends: an unknown or malformed command, someone
     else's game, a bad link code or too many of them is a refusal (status 1) saying why."""
@@ -166,7 +169,7 @@ async def run_command(
             return await _record(store, account, game_id, tr)
         case ["link", code]:
             source = link_source(address, fingerprint)
-            return await _link(store, code, fingerprint, tr, source, clock)
+            return await _link(store, code, fingerprint, tr, source, clock, banned_keys)
     raise AssertionError(words)
 
 
@@ -207,6 +210,7 @@ async def _link(
     tr: Translator,
     source: str,
     clock: Callable[[], float],
+    banned_keys: Collection[str],
 ) -> CommandResult:
     throttle = _THROTTLES.setdefault(store, LinkThrottle())
     wait = throttle.wait(source, clock())
@@ -220,7 +224,7 @@ async def _link(
             )
         )
     try:
-        account = await store.link_key(code, fingerprint)
+        account = await store.link_key(code, fingerprint, banned=banned_keys)
     except LinkRefused as refused:
         if isinstance(refused, UnknownLinkCode) and throttle.failed(source, clock()):
             logger.warning("link refused to %s for a while: too many wrong codes", source)
@@ -236,7 +240,8 @@ async def _link(
 class CommandSession(AppSession):
     """A session channel that plays the game like `AppSession`, or runs one whitelisted
     command (`run_command`) when the client asked for one, then exits with its status.
-    Subsystems (SFTP) stay refused."""
+    Subsystems (SFTP) stay refused. `banned_keys()` gives the fingerprints under a ban in
+    force (none when None)."""
 
     def __init__(
         self,
@@ -247,9 +252,11 @@ class CommandSession(AppSession):
         *,
         store: Store,
         account: Account | None,
+        banned_keys: Callable[[], Collection[str]] | None = None,
     ) -> None:
         super().__init__(app_factory, username, fingerprint, peer)
         self._store = store
+        self._banned_keys = banned_keys
         self._account = account
         self._key = fingerprint
         self._where = peer
@@ -286,8 +293,15 @@ class CommandSession(AppSession):
         chan = self._chan
         assert chan is not None
         try:
+            banned = self._banned_keys() if self._banned_keys is not None else ()
             result = await run_command(
-                command, self._store, self._account, self._key, tr, address=self._address
+                command,
+                self._store,
+                self._account,
+                self._key,
+                tr,
+                address=self._address,
+                banned_keys=banned,
             )
         except Exception:
             logger.exception("command %r from %s failed", command[:80], self._where)

@@ -14,7 +14,9 @@ to show through `Login`. With a store, `ssh host COMMAND` runs the whitelisted c
 `perudo_ssh.ssh.commands`; without one, every command is refused.
 
 Bans (issue 4, item 6) are enforced here, by a `BanCheck` the server is given: an address ban
-when authentication begins, a key ban when the key is offered. A banned client is sent an
+when authentication begins, a key ban when the key is offered. A key ban covers the key's
+account: with a store, an offered key is refused when any key of its account is banned (so a
+second key linked to the account does not evade the ban). A banned client is sent an
 authentication banner saying until when and why, then every authentication method is refused
 (a banned key does not come in as a guest either) and the connection is closed, so that the
 client asks for nothing more; a new session on a connection whose key or address was banned
@@ -27,7 +29,7 @@ import asyncio
 import itertools
 import logging
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,9 +62,10 @@ KEEPALIVE_INTERVAL = 30.0
 LOGIN_TIMEOUT = 30.0
 """Seconds a client has to finish logging in."""
 
-BanCheck = Callable[[str | None, str | None], str | None]
-"""`(key fingerprint or None, IP address or None)` -> the banner to show a banned client
-(until when, why), or None when neither is banned. Called on the event loop; must not block."""
+BanCheck = Callable[[str | None, str | None, Collection[str]], str | None]
+"""`(key fingerprint or None, IP address or None, the other keys of that key's account)` ->
+the banner to show a banned client (until when, why), or None when none of them is banned.
+Called on the event loop; must not block."""
 
 
 def _format_peer(peername: tuple[str, int] | tuple[str, int, int, int] | None) -> str:
@@ -128,10 +131,13 @@ class _PerudoServer(asyncssh.SSHServer):
         store: Store | None = None,
         guests: Iterator[int] | None = None,
         bans: BanCheck | None = None,
+        banned_keys: Callable[[], Collection[str]] | None = None,
     ) -> None:
         self._app_factory = app_factory
         self._store = store
         self._bans = bans
+        self._banned_keys = banned_keys
+        self._linked: dict[str, tuple[str, ...]] = {}  # key -> the other keys of its account
         self._conn: asyncssh.SSHServerConnection | None = None
         self._address: str | None = None
         self._banned = False
@@ -156,12 +162,21 @@ class _PerudoServer(asyncssh.SSHServer):
             # traceback's frames, whatever app was writing when the pipe broke.
             logger.info("connection from %s lost: %s", self._peer, str(exc))
 
+    def _ban_banner(self, fingerprint: str | None) -> str | None:
+        """The banner of a ban in force on key `fingerprint`, a key of its account (as far
+        as `_linked` knows) or this connection's address; None when there is none."""
+        if self._bans is None:
+            return None
+        linked = self._linked.get(fingerprint, ()) if fingerprint is not None else ()
+        return self._bans(fingerprint, self._address, linked)
+
     def _is_banned(self, fingerprint: str | None) -> bool:
-        """Whether key `fingerprint` or this connection's address is banned; the first time
-        it is, the client is sent the ban's banner and every method is refused from then."""
+        """Whether key `fingerprint`, a key of its account or this connection's address is
+        banned; the first time it is, the client is sent the ban's banner and every method
+        is refused from then."""
         if self._banned:
             return True
-        banner = self._bans(fingerprint, self._address) if self._bans is not None else None
+        banner = self._ban_banner(fingerprint)
         if banner is None:
             return False
         self._banned = True
@@ -186,11 +201,27 @@ class _PerudoServer(asyncssh.SSHServer):
     def public_key_auth_supported(self) -> bool:
         return not self._banned
 
-    def validate_public_key(self, username: str, key: asyncssh.SSHKey) -> bool:
+    def validate_public_key(
+        self, username: str, key: asyncssh.SSHKey
+    ) -> bool | Coroutine[Any, Any, bool]:
         # Called for each key offered and again for the signed request; asyncssh
         # checks the signature afterwards, so the last key seen before success is
-        # the one the client proved it holds.
+        # the one the client proved it holds. With a store, asyncssh awaits the
+        # lookup of the key's account before it goes on.
         fingerprint = key.get_fingerprint("sha256")
+        if self._is_banned(fingerprint):
+            return False
+        if self._store is None or self._bans is None:
+            self._offered_fingerprint = fingerprint
+            return True
+        return self._validate_account_key(fingerprint)
+
+    async def _validate_account_key(self, fingerprint: str) -> bool:
+        """Whether key `fingerprint` may sign in, once the other keys of its account are
+        known: a ban on any of them refuses it (with its banner)."""
+        assert self._store is not None
+        if fingerprint not in self._linked:
+            self._linked[fingerprint] = await _other_keys(self._store, fingerprint)
         if self._is_banned(fingerprint):
             return False
         self._offered_fingerprint = fingerprint
@@ -232,8 +263,8 @@ class _PerudoServer(asyncssh.SSHServer):
 
     def _new_session(self, identity: Identity | None) -> AppSession | bool:
         """A session for this connection, or False past `MAX_SESSIONS_PER_CONNECTION` or
-        when its key or address was banned since it logged in."""
-        if self._bans is not None and self._bans(self._fingerprint, self._address) is not None:
+        when its key, its account's or its address was banned since it logged in."""
+        if self._ban_banner(self._fingerprint) is not None:
             logger.info("refused a session of banned %s", self._fingerprint or self._peer)
             return False
         if sum(not session.closed for session in self._sessions) >= MAX_SESSIONS_PER_CONNECTION:
@@ -250,9 +281,22 @@ class _PerudoServer(asyncssh.SSHServer):
                 self._peer,
                 store=self._store,
                 account=identity.account,
+                banned_keys=self._banned_keys,
             )
         self._sessions.add(session)
         return session
+
+
+async def _other_keys(store: Store, fingerprint: str) -> tuple[str, ...]:
+    """The other keys of the account key `fingerprint` signs in as (none for a key never
+    seen). A store that fails gives none (logged): the key's own bans still hold."""
+    try:
+        account = await store.account_for_key(fingerprint)
+        keys = [] if account is None else await store.keys_of(account.id)
+    except Exception:
+        logger.exception("could not read the keys linked to %s", fingerprint)
+        return ()
+    return tuple(k.fingerprint for k in keys if k.fingerprint != fingerprint)
 
 
 def _with_identity(app_factory: AppFactory, identity: Identity) -> AppFactory:
@@ -279,6 +323,7 @@ async def start_server(
     host_key_dir: Path = Path("host_keys"),
     store: Store | None = None,
     bans: BanCheck | None = None,
+    banned_keys: Callable[[], Collection[str]] | None = None,
 ) -> asyncssh.SSHAcceptor:
     """Listen for SSH clients; run `app_factory(login)` for each PTY session.
 
@@ -288,7 +333,9 @@ async def start_server(
     sessions already running go on until their clients leave. With a `store`, keys
     are accounts, guests are `guest-N`, and the whitelisted commands run (see the
     module's docstring); without one, `Login.name` is the cleaned user name. With `bans`,
-    banned keys and addresses are shown their ban and refused (the module's docstring).
+    banned keys (and the keys of their accounts) and addresses are shown their ban and
+    refused (the module's docstring); `banned_keys()` gives the fingerprints under a ban,
+    which `ssh host link CODE` refuses to join to an account.
 
     Raises:
         OSError: the host key cannot be read or written, or the port is taken.
@@ -297,7 +344,7 @@ async def start_server(
     host_key = load_or_create_host_key(host_key_dir)
     guests = itertools.count(1)
     acceptor = await asyncssh.create_server(
-        lambda: _PerudoServer(app_factory, store, guests, bans),
+        lambda: _PerudoServer(app_factory, store, guests, bans, banned_keys),
         host,
         port,
         server_host_keys=[host_key],

@@ -1,4 +1,10 @@
-"""One SSH session channel running one Textual app."""
+"""One SSH session channel running one Textual app.
+
+An app may leave a `farewell` attribute (a str: why it ended, in the player's language): once
+it has exited and left the terminal as it found it, that is written as one plain line,
+`perudo-ssh: <farewell>`, so that it stays on the client's terminal after `ssh` exits (the
+app's own screen is gone with the alternate screen).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import asyncssh
 
+from perudo_ssh.chat import clean_chat
 from perudo_ssh.i18n import N_, language_of, translator
 from perudo_ssh.names import clean_name
 from perudo_ssh.ssh.driver import SSHDriver
@@ -70,6 +77,9 @@ NO_PTY_MESSAGE = N_("perudo-ssh needs an interactive terminal: run `ssh -t ...`"
 EXEC_MESSAGE = N_("perudo-ssh does not run commands: connect with plain `ssh ...`")
 CRASH_MESSAGE = N_("perudo-ssh: something went wrong and this session ended. Sorry!")
 
+MAX_FAREWELL = 500
+"""Longest farewell printed, in characters."""
+
 LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
 """The client's environment variables that choose its language, strongest first (POSIX)."""
 
@@ -90,6 +100,19 @@ def client_text(message: str, lang: str | None) -> bytes:
     Said by the SSH layer itself when no app runs (no PTY, a command, a crash), so it is
     translated here, for this one client, from the locale it sent."""
     return translator(language_of(lang))._(message).encode() + b"\r\n"
+
+
+def farewell_line(farewell: object) -> bytes | None:
+    """The line printed after an app that left `farewell` (see the module docstring) has
+    exited: `perudo-ssh: <farewell>` as plain text — every escape sequence and control
+    character dropped (an admin typed part of it), at most `MAX_FAREWELL` characters — or
+    None when there is nothing to say."""
+    if not isinstance(farewell, str):
+        return None
+    text = clean_chat(farewell)
+    if text is None:
+        return None
+    return f"perudo-ssh: {text[:MAX_FAREWELL]}".encode() + b"\r\n"
 
 
 class _TokenBucket:
@@ -344,6 +367,7 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         if self._closed:  # the client left before its app was made: make none
             return
         status, crashed = 1, True
+        farewell: bytes | None = None
         try:
             app = self._app_factory(login)
             isolate_app(app, color_system_for(login.term, login.colorterm))
@@ -356,6 +380,7 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
                 logger.error("app for %s crashed:\n%s", login.peer, format_error(error))
             else:
                 status, crashed = app.return_code or 0, False
+                farewell = farewell_line(getattr(app, "farewell", None))
         except Exception as error:
             logger.error("session for %s failed:\n%s", login.peer, format_error(error))
         finally:
@@ -365,6 +390,8 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         if not self._closed and not chan.is_closing():
             if crashed:
                 chan.write_stderr(b"\r\n" + client_text(CRASH_MESSAGE, login.lang))
+            elif farewell is not None:
+                chan.write(farewell)  # the terminal is the player's own again by now
             chan.exit(status)
         logger.info("session for %s ended (status %d)", login.peer, status)
 
