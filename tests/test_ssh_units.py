@@ -170,3 +170,21 @@ def test_the_farewell_line_is_plain_text():
     assert farewell_line("\x1b[2J\x07 ") is None
     assert farewell_line(None) is None
     assert farewell_line("é" * 1000) == ("perudo-ssh: " + "é" * MAX_FAREWELL).encode() + b"\r\n"
+
+
+PASTED = "\x1b[200~hi \x1b]52;c;ZXZpbA==\x07 mid\x1b[2J\x9b1m end\r\n\x1b[201~"
+CLEAN = "\x1b[200~hi ]52;c;ZXZpbA== mid[2J1m end\r\n\x1b[201~"
+
+
+def test_a_paste_loses_its_control_characters_but_keeps_its_markers():
+    """An escape inside pasted text would be parsed as keys (found by an attack pass: the
+    paste arrived scrambled, its bytes partly as key presses)."""
+    assert PasteLimiter(1000).filter("a" + PASTED + "\x1b[A") == "a" + CLEAN + "\x1b[A"
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 7])
+def test_a_paste_in_pieces_is_cleaned_the_same_wherever_the_cuts_fall(size):
+    limiter = PasteLimiter(1000)
+    text = PASTED + "x" + PASTED
+    out = "".join(limiter.filter(text[i : i + size]) for i in range(0, len(text), size))
+    assert out == CLEAN + "x" + CLEAN

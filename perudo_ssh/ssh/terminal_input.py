@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import logging
+import re
 import traceback
 from collections.abc import Callable, Iterable
 from functools import lru_cache
@@ -65,48 +66,62 @@ class _SessionParser(XTermParser):
 
 
 class PasteLimiter:
-    """Cut bracketed pastes to at most `limit` characters.
+    """Cut bracketed pastes to at most `limit` characters, and take control characters out.
 
     Works on the decoded stream before the parser, whose paste buffer is otherwise
     unbounded. Markers split across chunks are found by remembering the last few
-    characters seen. Characters past the limit are dropped and the paste is closed
-    early with an end marker, so the app receives the first `limit` characters.
+    characters seen; inside a paste, a chunk's end that may begin the end marker is held
+    back until the next chunk says. Characters past the limit are dropped and the paste is
+    closed early with an end marker, so the app receives the first `limit` characters.
+    Inside a paste, C0 controls (but tab, newline and carriage return), DEL and C1
+    controls are dropped: pasted text is text, and an escape inside it would otherwise be
+    parsed as keys.
     """
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._tail = ""
+        self._held = ""  # the start of a possible end marker, inside a paste
         self._in_paste = False
         self._length = 0
         self._cut = False
 
     def filter(self, text: str) -> str:
-        """Return `text` with over-long paste content removed."""
+        """Return `text` with over-long paste content and pasted controls removed."""
+        text, self._held = self._held + text, ""
         out: list[str] = []
         position = 0
+        end = len(text)
         while position < len(text):
             marker = PASTE_END if self._in_paste else PASTE_START
             found = self._find_end_of(marker, text, position)
-            stop = len(text) if found < 0 else found
             if not self._in_paste:
+                stop = len(text) if found < 0 else found
                 out.append(text[position:stop])
             else:
+                if found >= 0:
+                    stop = found
+                    content_end = max(position, found - len(marker))
+                else:
+                    stop = content_end = len(text) - _held_length(text, position)
+                    self._held, end = text[content_end:], content_end
+                clean = _PASTE_CONTROLS.sub("", text[position:content_end])
                 room = max(0, self.limit - self._length)
-                length = stop - position
-                self._length += length
-                out.append(text[position : position + min(room, length)])
-                if length > room:
-                    if not self._cut:
-                        logger.info("paste longer than %d characters cut", self.limit)
-                        self._cut = True
-                    if found >= 0:
-                        out.append(PASTE_END)
+                self._length += len(clean)
+                out.append(clean[:room])
+                if len(clean) > room and not self._cut:
+                    logger.info("paste longer than %d characters cut", self.limit)
+                    self._cut = True
+                if found >= 0:
+                    out.append(PASTE_END)
             if found >= 0:
                 self._in_paste = not self._in_paste
                 self._length = 0
                 self._cut = False
+            if found < 0 and self._in_paste:
+                break  # the rest is held back
             position = stop
-        self._tail = (self._tail + text)[-_MARKER_TAIL:]
+        self._tail = (self._tail + text[:end])[-_MARKER_TAIL:]
         return "".join(out)
 
     def _find_end_of(self, marker: str, text: str, start: int) -> int:
@@ -116,6 +131,17 @@ class PasteLimiter:
         if index < 0:
             return -1
         return start + index + len(marker) - len(context)
+
+
+_PASTE_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def _held_length(text: str, start: int) -> int:
+    """How many characters at the end of `text[start:]` may begin `PASTE_END`."""
+    for n in range(min(len(PASTE_END) - 1, len(text) - start), 0, -1):
+        if PASTE_END.startswith(text[-n:]):
+            return n
+    return 0
 
 
 class TerminalInput:
