@@ -47,6 +47,13 @@ _SEQUENCE = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 
+
+def strip_sequences(text: str) -> str:
+    """`text` without its terminal escape sequences, 7-bit and 8-bit, payloads included
+    (ECMA-48; an unterminated string sequence runs to the end of `text`)."""
+    return _SEQUENCE.sub("", text)
+
+
 # Letters that draw nothing: a line of them would look empty (they count as spaces here).
 _BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 

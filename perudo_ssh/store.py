@@ -14,10 +14,12 @@ operating-system crash may lose the last commits (`synchronous=FULL` would fsync
 which the game does not need). Foreign keys are enforced.
 
 Names (issue 4, item 2): an account's name is unique ignoring case (`name_key`, the
-`str.casefold` of the name, so "Ана" and "АНА" are one name). Names shaped like the lobby's
-own — `guest-N` for guests, `bot-…` for bots, `…-N` for a second session of one name — are
-never given to an account (`claimable_name`), so the lobby never has to rename an account
-holder for someone else.
+`str.casefold` of the name, so "Ана" and "АНА" are one name), and a new account's name must
+not look like an existing one either (`name_skeleton`, `perudo_ssh.names.skeleton`: the
+Cyrillic "аna" looks like "ana", so it is not given while "ana" exists). Names shaped like
+the lobby's own — `guest-N` for guests, `bot-…` for bots, `…-N` for a second session of one
+name — are never given to an account (`claimable_name`), so the lobby never has to rename an
+account holder for someone else.
 
 Imports neither textual nor asyncssh.
 """
@@ -39,7 +41,7 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 from perudo_ssh.i18n import N_
-from perudo_ssh.names import DEFAULT_NAME, MAX_NAME_LENGTH
+from perudo_ssh.names import DEFAULT_NAME, MAX_NAME_LENGTH, skeleton
 
 T = TypeVar("T")
 _R = TypeVar("_R")
@@ -140,7 +142,16 @@ CREATE TABLE audit (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+# Look-alike names: the skeleton of each name (`perudo_ssh.names.skeleton`, registered as the
+# SQL function `skeleton` on the store's connections). Not unique: names that look alike and
+# were claimed before this version keep their names; new ones are checked (`_new_account`).
+_V3 = """
+ALTER TABLE accounts ADD COLUMN name_skeleton TEXT NOT NULL DEFAULT '';
+UPDATE accounts SET name_skeleton = skeleton(name);
+CREATE INDEX accounts_skeleton ON accounts(name_skeleton);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 """`MIGRATIONS[i]` takes a database from schema version i to i + 1. Append only: a released
 script never changes (a database out there already ran it)."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -363,12 +374,19 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
+        add_functions(conn)
         migrate(conn)
     except (sqlite3.Error, StoreError) as exc:
         if conn is not None:
             conn.close()
         raise StoreError(f"{path}: {exc}") from None
     return conn
+
+
+def add_functions(conn: sqlite3.Connection) -> None:
+    """Register the store's SQL functions on `conn`: `skeleton(name)` is
+    `perudo_ssh.names.skeleton` (migration 3 fills `accounts.name_skeleton` with it)."""
+    conn.create_function("skeleton", 1, skeleton, deterministic=True)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
@@ -380,7 +398,9 @@ def migrate(conn: sqlite3.Connection, to: int = SCHEMA_VERSION) -> int:
     """Apply the missing `MIGRATIONS` up to version `to`, each in its own transaction (a
     failing one leaves the database at the version before it). Returns the version reached.
 
+    Registers the store's SQL functions on `conn` (`add_functions`), which the migrations use.
     Raises `StoreError` when the database is newer than this code knows."""
+    add_functions(conn)
     version = schema_version(conn)
     if version > SCHEMA_VERSION:
         raise StoreError(
@@ -450,15 +470,18 @@ def _rating(row: sqlite3.Row) -> RatingRow:
 
 
 def _new_account(conn: sqlite3.Connection, wanted: str, now: float) -> Account:
-    """Create an account named `wanted`, or its first free alternative (in a transaction)."""
+    """Create an account named `wanted`, or its first free alternative (in a transaction):
+    free when no account has that name in any case (`name_key`) nor one looking like it
+    (`name_skeleton`)."""
     for name in alternatives(claimable_name(wanted)):
+        key, shape = name.casefold(), skeleton(name)
         taken = conn.execute(
-            "SELECT 1 FROM accounts WHERE name_key = ?", (name.casefold(),)
+            "SELECT 1 FROM accounts WHERE name_key = ? OR name_skeleton = ?", (key, shape)
         ).fetchone()
         if taken is None:
             cursor = conn.execute(
-                "INSERT INTO accounts (name, name_key, created) VALUES (?, ?, ?)",
-                (name, name.casefold(), now),
+                "INSERT INTO accounts (name, name_key, name_skeleton, created) VALUES (?, ?, ?, ?)",
+                (name, key, shape, now),
             )
             assert cursor.lastrowid is not None
             return Account(id=cursor.lastrowid, name=name)
@@ -774,8 +797,9 @@ class Store:
 
     async def claim_key(self, fingerprint: str, wanted: str, now: float | None = None) -> Claim:
         """The account of key `fingerprint`; a key seen for the first time claims `wanted`
-        (a `clean_name`) — or, if another key holds that name or it is lobby-shaped
-        (`claimable_name`), the first free alternative (`ana2`, `ana3`, …)."""
+        (a `clean_name`) — or, if another key holds that name or one looking like it
+        (`perudo_ssh.names.skeleton`: the Cyrillic "аna" is taken by "ana"), or it is
+        lobby-shaped (`claimable_name`), the first free alternative (`ana2`, `ana3`, …)."""
         return await self._run(_claim_key, fingerprint, wanted, _now(now))
 
     async def account_for_key(self, fingerprint: str) -> Account | None:

@@ -21,6 +21,7 @@ from perudo_ssh.store import (
     LINK_CODE_SECONDS,
     MIGRATIONS,
     SCHEMA_VERSION,
+    Account,
     GamePlayer,
     LinkRefused,
     NewGame,
@@ -36,6 +37,7 @@ SCRIPT = Path(sys.executable).with_name("perudo-ssh")
 TABLES_BY_VERSION = {
     1: {"accounts", "keys", "games", "game_players"},
     2: {"link_codes", "ratings", "bans", "mutes", "audit"},
+    3: set(),  # a column: accounts.name_skeleton
 }
 
 
@@ -63,8 +65,8 @@ def game(account_id: int | None, n: int = 0) -> NewGame:
 # ---- migrations ---------------------------------------------------------------------------
 
 
-def test_the_schema_has_every_version_and_each_adds_tables():
-    assert SCHEMA_VERSION == len(MIGRATIONS) == len(TABLES_BY_VERSION) >= 2
+def test_the_schema_has_every_version_and_the_tables_each_adds():
+    assert SCHEMA_VERSION == len(MIGRATIONS) == len(TABLES_BY_VERSION) >= 3
 
 
 async def test_a_missing_file_is_created_with_the_latest_schema_in_wal_mode(tmp_path):
@@ -106,11 +108,44 @@ async def test_a_database_of_every_earlier_version_is_migrated_keeping_its_rows(
         if version >= 1:
             account = await store.account_for_key("SHA256:ana")
             assert account is not None and (account.id, account.name) == (7, "Ana")
+            with sqlite3.connect(db) as check:
+                skeletons = check.execute("SELECT name_skeleton FROM accounts").fetchall()
+            assert skeletons == [("ana",)]
             (summary,) = await store.games_of(7)
             assert (summary.id, summary.preset, summary.place) == (3, "club", 1)
         # the tables of the later versions work
         await store.add_audit("ana", "kick", "ben", "spam")
         assert [a.action for a in await store.list_audit()] == ["kick"]
+    finally:
+        await store.close()
+
+
+async def test_migration_3_fills_the_skeletons_of_the_names_already_there(tmp_path):
+    db = tmp_path / "v2.db"
+    with sqlite3.connect(db, isolation_level=None) as conn:
+        migrate(conn, to=2)
+        conn.executemany(
+            "INSERT INTO accounts (id, name, name_key, created) VALUES (?, ?, ?, 1.0)",
+            # "аna" with a Cyrillic "а": claimed before version 3 checked look-alikes
+            [(1, "ana", "ana"), (2, "\u0430na", "\u0430na"), (3, "Иван", "иван")],
+        )
+    conn.close()
+    store = await Store.open(db)
+    try:
+        with sqlite3.connect(db) as check:
+            rows = check.execute("SELECT id, name, name_skeleton FROM accounts ORDER BY id")
+            assert rows.fetchall() == [
+                (1, "ana", "ana"),
+                (2, "\u0430na", "ana"),
+                (3, "Иван", "иbah"),
+            ]
+            plan = check.execute(
+                "EXPLAIN QUERY PLAN SELECT 1 FROM accounts WHERE name_skeleton = 'ana'"
+            ).fetchall()
+            assert "accounts_skeleton" in str(plan[0][-1])
+        # both look-alikes keep their names; a new one gets an alternative
+        assert (await store.account(2)) == Account(2, "\u0430na")
+        assert (await store.claim_key("SHA256:new", "ΑΝΑ")).account.name == "ΑΝΑ2"
     finally:
         await store.close()
 
@@ -299,6 +334,24 @@ async def test_a_key_claims_a_name_others_get_the_next_free_one(tmp_path):
         assert await store.account_named("aNa") == first.account
         assert await store.account(first.account.id) == first.account
         assert await store.account_for_key("SHA256:nobody") is None
+    finally:
+        await store.close()
+
+
+async def test_a_name_looking_like_a_taken_one_gets_the_next_free_one(tmp_path):
+    store = await Store.open(tmp_path / "perudo.db")
+    try:
+        assert (await store.claim_key("SHA256:ana", "ana")).account.name == "ana"
+        # a Cyrillic "а", then Greek capitals: they look like "ana" / "ANA", one name
+        lookalike = await store.claim_key("SHA256:mallory", "\u0430na")
+        assert (lookalike.account.name, lookalike.asked) == ("\u0430na2", "\u0430na")
+        assert (await store.claim_key("SHA256:greek", "ΑΝΑ")).account.name == "ΑΝΑ3"
+        # "ana2" looks like "аna2", "ana3" like "ΑΝΑ3": both taken
+        assert (await store.claim_key("SHA256:x", "ana")).account.name == "ana4"
+        # a wholly Cyrillic or Greek name that looks like no other is itself
+        assert (await store.claim_key("SHA256:ivan", "Иван")).account.name == "Иван"
+        assert (await store.claim_key("SHA256:eva", "ανα")).account.name == "ανα"  # "ava"
+        assert (await store.claim_key("SHA256:ava", "ava")).account.name == "ava2"
     finally:
         await store.close()
 

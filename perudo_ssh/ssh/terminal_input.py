@@ -20,6 +20,8 @@ from textual import events, messages
 from textual._xterm_parser import XTermParser
 from textual.message import Message
 
+from perudo_ssh.chat import strip_sequences
+
 logger = logging.getLogger(__name__)
 
 PASTE_START = "\x1b[200~"
@@ -73,9 +75,9 @@ class PasteLimiter:
     characters seen; inside a paste, a chunk's end that may begin the end marker is held
     back until the next chunk says. Characters past the limit are dropped and the paste is
     closed early with an end marker, so the app receives the first `limit` characters.
-    Inside a paste, C0 controls (but tab, newline and carriage return), DEL and C1
-    controls are dropped: pasted text is text, and an escape inside it would otherwise be
-    parsed as keys.
+    Inside a paste, escape sequences (payloads included, as in chat), C0 controls (but tab,
+    newline and carriage return), DEL and C1 controls are dropped: pasted text is text, and
+    an escape inside it would otherwise be parsed as keys.
     """
 
     def __init__(self, limit: int) -> None:
@@ -105,7 +107,7 @@ class PasteLimiter:
                 else:
                     stop = content_end = len(text) - _held_length(text, position)
                     self._held, end = text[content_end:], content_end
-                clean = _PASTE_CONTROLS.sub("", text[position:content_end])
+                clean = _PASTE_CONTROLS.sub("", strip_sequences(text[position:content_end]))
                 room = max(0, self.limit - self._length)
                 self._length += len(clean)
                 out.append(clean[:room])
