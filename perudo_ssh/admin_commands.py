@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from perudo_ssh import protocol
 from perudo_ssh.config import is_fingerprint
 from perudo_ssh.i18n import N_
+from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import (
     MAX_ANNOUNCEMENT,
     MAX_SECONDS,
@@ -230,16 +231,21 @@ class AdminCommands:
 
     def _end(self, client: _Client, reason: str, why: str) -> None:
         """End `client`'s session now (`Goodbye` with `reason` filled with `why`); it leaves
-        its table as a disconnected player does."""
+        its table as a player who leaves does (a bot takes a seat mid-game: an admin ended
+        this session, so the seat is not held for its return)."""
         client.dropped = True
         client.session.end(reason, {"reason": why})
+        if client.table is not None:
+            self.lobby._leave(client)
         self.lobby._remove(client)
 
     def _audit(
         self, admin: _Client, action: str, target: str, reason: str = "", detail: str = ""
     ) -> None:
         self.moderation.audit(f"{admin.name} ({_key(admin)})", action, target, reason, detail)
-        log.info("admin %s: %s %s %s", admin.name, action, target, reason)
+        log_event(
+            log, "admin_action", admin=admin.name, action=action, target=target, reason=reason
+        )
 
     # ---- the admin screen's state --------------------------------------------------------
 

@@ -1,8 +1,18 @@
 """The lobby actor: the one owner of every table, seat and game (STYLE.md item 4).
 
 One asyncio task drains one inbox, one message at a time: session commands, connects and
-disconnects, and timer messages (a bot's pause, the reveal timeout) that `loop.call_later`
-puts into the same inbox — the actor never sleeps while holding the world. Events are built
+disconnects, and timer messages (a bot's pause, the reveal timeout, a turn timer, a
+disconnected player's grace period) that `loop.call_later` puts into the same inbox — the
+actor never sleeps while holding the world.
+
+Never losing a game (issue 5): a player whose connection drops mid-game keeps the seat for
+the table's grace period (`Table.disconnect`), then a bot plays it (`Table.stand_in`) until
+they log in again with the same key, which seats them back at once (`Table.reclaim`). A
+player who does not move within the table's turn timer gets a safe automatic move
+(`Table.auto_move`), shown as such to everyone. With `persist` given, at the end of every
+batch the playing tables it changed are saved (`Table.snapshot`) — and only once the save
+has returned are the changes sent to anyone, so no player ever sees a move a crash could
+lose; `restore` puts the saved tables back when the server starts. Events are built
 per recipient from `observe(state, seat)` and put into each session's bounded outbox without
 waiting; a session whose outbox is full is dropped ("too slow"). Table and lobby-list updates
 are sent once per batch, when the inbox is empty: however many commands one session floods in,
@@ -17,7 +27,7 @@ import logging
 import random
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -33,6 +43,7 @@ from perudo_ssh.chat import (
     clean_chat,
 )
 from perudo_ssh.i18n import N_
+from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import Moderation
 from perudo_ssh.session import Disconnected, FromSession, LobbySession
 from perudo_ssh.table import GameLog, Refusal, Table
@@ -71,6 +82,16 @@ class _Client:
     watching_admin: bool = False  # an admin with the admin screen open
 
     @property
+    def owner(self) -> str | None:
+        """Who this is across connections (a disconnected player's seat waits for it):
+        the account, else the key; None for a guest, who cannot come back."""
+        if self.account_id is not None:
+            return f"account:{self.account_id}"
+        if self.session.fingerprint is not None:
+            return f"key:{self.session.fingerprint}"
+        return None
+
+    @property
     def id(self) -> int:
         """The session id, unique for the lobby's life."""
         return self.session.id
@@ -86,16 +107,24 @@ class _Connect:
 
 @dataclass(frozen=True, slots=True)
 class _Timer:
-    """A timer went off for table `table`; `key` says which ("bot", epoch) or
-    ("reveal", round_index). Stale when the table's current timer has another key."""
+    """A timer went off for table `table` in `slot`: "move" (a bot's pause, key ("bot",
+    epoch), or the reveal timeout, ("reveal", round_index)), "turn" (the turn timer, key
+    ("turn", seat, round, actions)) or "grace" + seat (a disconnected player's grace).
+    Stale when the slot's current timer has another key."""
 
     table: int
-    key: tuple[str, int]
+    slot: str
+    key: tuple[str | int, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class _Stop:
     pass
+
+
+Persist = Callable[[Mapping[int, bytes | None]], Awaitable[None]]
+"""Saves table snapshots: table id -> `Table.snapshot()` bytes, or None (forget that table);
+returns once they are safe (`Store.save_tables`)."""
 
 
 class Lobby:
@@ -105,7 +134,11 @@ class Lobby:
     how long the reveal after a call waits for `Ready`; `outbox_size` each session's outbox
     bound, in events; `rng` rolls every die and drives the bots; `on_game_over(table, log)`,
     if given, is called inside the actor when a game ends (keep it quick); `moderation`
-    holds the bans, mutes and audit log (a memory-only one by default; issue 4, item 6).
+    holds the bans, mutes and audit log (a memory-only one by default; issue 4, item 6);
+    `persist`, if given, saves the playing tables after every batch, before anyone is told
+    (the module docstring; issue 5, item 3). `timer_scale` multiplies every table's turn
+    timer and grace period (tests run them in a fraction of the time; players see the
+    table's own seconds).
     """
 
     def __init__(
@@ -117,6 +150,8 @@ class Lobby:
         rng: random.Random | None = None,
         on_game_over: Callable[[Table, GameLog], None] | None = None,
         moderation: Moderation | None = None,
+        persist: Persist | None = None,
+        timer_scale: float = 1.0,
     ) -> None:
         self.bot_delay = bot_delay
         self.reveal_timeout = reveal_timeout
@@ -124,12 +159,19 @@ class Lobby:
         self.rng = rng or random.Random()
         self.on_game_over = on_game_over
         self.moderation = moderation if moderation is not None else Moderation()
+        self.persist = persist
+        self.timer_scale = timer_scale
+        self._saved: set[int] = set()  # ids of the tables persisted (to forget when done)
+        self._restored: list[Table] = []  # tables put back by `restore`, to set going
         self.paused: set[int] = set()  # tables an admin paused: nothing moves, no timer
         self._admin = AdminCommands(self)
         self.tables: dict[int, Table] = {}
         self._inbox: asyncio.Queue[object] = asyncio.Queue()
         self._clients: dict[int, _Client] = {}
-        self._timers: dict[int, tuple[tuple[str, int], asyncio.TimerHandle]] = {}
+        # (table id, slot) -> (key, handle, when it goes off in loop time); see `_Timer`
+        self._timers: dict[
+            tuple[int, str], tuple[tuple[str | int, ...], asyncio.TimerHandle, float]
+        ] = {}
         self._sids = itertools.count(1)
         self._table_ids = itertools.count(1)
         self._lobby_sent: protocol.LobbyState | None = None
@@ -149,6 +191,38 @@ class Lobby:
         """Create the actor task on the running loop."""
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="lobby")
+
+    def restore(self, snapshots: Iterable[tuple[int, bytes]]) -> list[int]:
+        """Put back the tables saved by `persist` (id, snapshot), before `start` (issue 5,
+        item 3): each game exactly as saved (`Table.restore`), every seat of a player with an
+        identity held for them for the table's grace period, every timer restarted. A
+        snapshot that cannot be read is logged and left alone. Returns the ids restored."""
+        if self._task is not None:
+            raise RuntimeError("restore before start")
+        restored = []
+        for tid, data in snapshots:
+            try:
+                table, paused = Table.restore(data)
+            except Exception:
+                log.exception("lobby: could not restore table %d", tid)
+                continue
+            self.tables[table.id] = table
+            if paused:
+                self.paused.add(table.id)
+            self._saved.add(table.id)
+            self._restored.append(table)
+            restored.append(table.id)
+            log_event(
+                log,
+                "table_restored",
+                table=table.id,
+                preset=table.options.preset,
+                round=table.state.round_index if table.state else None,
+                players=[seat.name for seat in table.seats],
+            )
+        if self.tables:
+            self._table_ids = itertools.count(max(self.tables) + 1)
+        return restored
 
     async def stop(self) -> None:
         """Say `Goodbye("server stopping")` to every session and end the actor task."""
@@ -182,10 +256,14 @@ class Lobby:
     # ---- the actor loop ------------------------------------------------------------------
 
     async def _run(self) -> None:
+        for table in self._restored:  # their timers start now (issue 5: "timers restarted")
+            self._guarded(self._after_change, table)
+        self._restored.clear()
         handled = 0
         while True:
             message = await self._inbox.get()
             if isinstance(message, _Stop):
+                await self._save()  # nothing accepted is lost by a clean stop
                 self._shutdown()
                 return
             self._guarded(self._handle, message)
@@ -194,7 +272,7 @@ class Lobby:
             # a batch ends when the inbox is empty, or after BATCH messages so that a steady
             # stream of commands never holds back everybody's updates
             if self._inbox.empty() or handled >= BATCH:
-                self._end_batch()
+                await self._end_batch()
                 handled = 0
 
     def _guarded(self, handler: Callable[..., None], *args: object) -> None:
@@ -235,20 +313,55 @@ class Lobby:
                 client = self._clients.get(sid)
                 if client is not None:
                     self._remove(client)
-            case _Timer(table=tid, key=key):
-                self._on_timer(tid, key)
+            case _Timer(table=tid, slot=slot, key=key):
+                self._on_timer(tid, slot, key)
             case _:
                 raise TypeError(f"not an inbox message: {message!r}")
 
     def _shutdown(self) -> None:
-        for _, handle in self._timers.values():
+        for _, handle, _ in self._timers.values():
             handle.cancel()
         self._timers.clear()
         for client in self._clients.values():
             if not client.dropped:
-                client.session.end(N_("server stopping"))
+                if (
+                    client.table is not None
+                    and client.owner is not None
+                    and (self.tables[client.table].status == "playing")
+                ):
+                    client.session.end(
+                        N_("server stopping: your game is saved; log in again to go on")
+                    )
+                else:
+                    client.session.end(N_("server stopping"))
         self._clients.clear()
         self.tables.clear()
+
+    async def _save(self) -> None:
+        """Persist the tables changed since the last save (`persist`): a playing table's
+        snapshot, None for one whose game ended, that went back to waiting, or closed. A
+        failing save is logged and the game goes on (better than a frozen table)."""
+        if self.persist is None:
+            return
+        changes: dict[int, bytes | None] = {}
+        for tid in self._changed:
+            table = self.tables.get(tid)
+            if table is not None and table.status == "playing":
+                try:
+                    changes[tid] = table.snapshot(paused=tid in self.paused)
+                except Exception:
+                    log.exception("lobby: could not snapshot table %d", tid)
+                    continue
+                self._saved.add(tid)
+            elif tid in self._saved:
+                changes[tid] = None
+                self._saved.discard(tid)
+        if not changes:
+            return
+        try:
+            await self.persist(changes)
+        except Exception:
+            log.exception("lobby: could not save tables %s", sorted(changes))
 
     # ---- delivery ------------------------------------------------------------------------
 
@@ -269,11 +382,12 @@ class Lobby:
             log.info("lobby: dropped %s (outbox full)", client.name)
             self._guarded(self._remove, client)
 
-    def _end_batch(self) -> None:
-        """Send what the batch changed: each changed table to the sessions at it, then the
-        lobby list. Sending may find sessions too slow; dropping them changes their tables
-        and who is online, so send again until nobody more is dropped."""
+    async def _end_batch(self) -> None:
+        """Save, then send what the batch changed: each changed table to the sessions at it,
+        then the lobby list. Sending may find sessions too slow; dropping them changes their
+        tables and who is online, so save and send again until nobody more is dropped."""
         while True:
+            await self._save()
             while self._changed:
                 tid = next(iter(self._changed))
                 del self._changed[tid]
@@ -305,15 +419,30 @@ class Lobby:
                 self._deliver(client, data)
 
     def _broadcast(self, table: Table) -> None:
-        """Each seated human and spectator gets the table as they may see it."""
+        """Each seated human and spectator gets the table as they may see it, with the turn
+        timer and the grace periods as they stand now."""
         names = {sid: self._clients[sid].name for sid in table.spectators if sid in self._clients}
         paused = table.id in self.paused
+        now = asyncio.get_running_loop().time()
+        clock = None
+        turn = self._timers.get((table.id, "turn"))
+        if turn is not None and table.turn_seconds:
+            seat = turn[0][1]
+            assert isinstance(seat, int)
+            left = round(max(0.0, turn[2] - now) / self.timer_scale, 1)
+            clock = protocol.TurnClock(seat=seat, seconds=table.turn_seconds, left=left)
+        grace = {
+            seat: max(0.0, when - now) / self.timer_scale
+            for seat in table.away()
+            if (timer := self._timers.get((table.id, f"grace{seat}"))) is not None
+            for when in (timer[2],)
+        }
         for seat in table.humans():
             client = self._clients.get(table.seats[seat].sid)  # type: ignore[arg-type]
             if client is not None:
-                self._send(client, table.table_state(seat, names, paused))
+                self._send(client, table.table_state(seat, names, paused, clock, grace))
         if table.spectators:
-            data = protocol.encode(table.table_state(None, names, paused))
+            data = protocol.encode(table.table_state(None, names, paused, clock, grace))
             for sid in table.spectators:
                 if sid in self._clients:
                     self._deliver(self._clients[sid], data)
@@ -345,14 +474,63 @@ class Lobby:
         self._send(client, protocol.Welcome(name=name, admin=client.admin))
         self._lobby_pending.add(session.id)
         self._send_chat_history(client)
+        self._take_back_seat(client)
+
+    def _take_back_seat(self, client: _Client) -> None:
+        """A player who dropped mid-game and logs in again with the same identity is seated
+        back at once, with the whole table (their dice, the bids): issue 5, item 2."""
+        owner = client.owner
+        if owner is None:
+            return
+        for table in self.tables.values():
+            seat = table.reclaim(client.id, owner)
+            if seat is None:
+                continue
+            client.table = table.id
+            self._cancel_timer(table.id, f"grace{seat}")
+            log_event(log, "seat_reclaimed", table=table.id, seat=seat, player=client.name)
+            self._send_chat_history(client)
+            self._notice(table, N_("{name} is back"), name=table.seats[seat].name)
+            self._after_change(table)
+            return
 
     def _remove(self, client: _Client) -> None:
-        """The session is gone (disconnected or dropped): disconnect = leave."""
+        """The session is gone (disconnected or dropped). At a table mid-game its seat is
+        held for it (`Table.disconnect`); otherwise it leaves."""
         if client.table is not None:
-            self._leave(client)
+            self._disconnect(client)
         self._clients.pop(client.id, None)
         self._lobby_pending.discard(client.id)
         self.moderation.forget_session(client.id)
+
+    def _disconnect(self, client: _Client) -> None:
+        """`client` lost its connection while at a table: a playing seat with an identity is
+        held for the table's grace period (issue 5, item 2), anything else is a leave."""
+        assert client.table is not None
+        table = self.tables[client.table]
+        seat = table.seat_of(client.id)
+        if seat is None or table.status != "playing" or client.owner is None:
+            self._leave(client)
+            return
+        was = table.status
+        what = table.disconnect(client.id)
+        if what != "held":  # a seat without dice: a leave after all
+            client.table = None
+            self._game_may_have_ended(table, was)
+            if table.deserted:
+                self._close(table)
+                return
+            self._after_change(table)
+            return
+        client.table = None
+        log_event(log, "seat_held", table=table.id, seat=seat, player=client.name)
+        self._notice(
+            table,
+            N_("{name} lost their connection; their seat is held for {seconds} seconds"),
+            name=table.seats[seat].name,
+            seconds=table.grace_seconds,
+        )
+        self._after_change(table)
 
     # ---- commands ------------------------------------------------------------------------
 
@@ -409,9 +587,20 @@ class Lobby:
     def _create(self, client: _Client, command: protocol.CreateTable) -> None:
         self._require_no_table(client)
         tid = next(self._table_ids)
-        table = Table.create(tid, command, client.id, client.name, self.rng)
+        table = Table.create(tid, command, client.id, client.name, self.rng, client.owner)
         self.tables[tid] = table
         client.table = tid
+        log_event(
+            log,
+            "table_created",
+            table=tid,
+            by=client.name,
+            preset=table.options.preset,
+            seats=table.size,
+            bots=command.bots,
+            turn_seconds=table.turn_seconds,
+            grace_seconds=table.grace_seconds,
+        )
         self._after_change(table)
 
     def _join(self, client: _Client, tid: int) -> None:
@@ -421,7 +610,7 @@ class Lobby:
             raise Refusal("table_full", N_("that table is not waiting for players; you may watch"))
         if len(table.seats) >= table.size:
             raise Refusal("table_full", N_("every seat is taken"))
-        table.sit(client.id, client.name)
+        table.sit(client.id, client.name, client.owner)
         client.table = tid
         self._send_chat_history(client)
         self._after_change(table)
@@ -446,9 +635,7 @@ class Lobby:
         self._send(client, protocol.LeftTable())
         self._lobby_pending.add(client.id)
         self._send_chat_history(client)
-        if was == "playing" and table.status == "over" and self.on_game_over is not None:
-            assert table.log is not None
-            self._guarded(self.on_game_over, table, table.log)
+        self._game_may_have_ended(table, was)
         if table.deserted:
             self._close(table)
             return
@@ -566,63 +753,167 @@ class Lobby:
 
     # ---- the game flow -------------------------------------------------------------------
 
-    def _played(self, table: Table, move: Callable[[], None]) -> None:
+    def _played(self, table: Table, move: Callable[[], object]) -> None:
         """Make a move at `table` (it may raise `Refusal`: then nothing changed), report the
         game's end, and move on."""
         was = table.status
         move()
-        if was == "playing" and table.status == "over" and self.on_game_over is not None:
-            assert table.log is not None
-            self._guarded(self.on_game_over, table, table.log)
+        self._game_may_have_ended(table, was)
         self._after_change(table)
 
+    def _game_may_have_ended(self, table: Table, was: str) -> None:
+        """Report a game that went from `was` "playing" to over: `on_game_over`, a log line."""
+        if was == "playing" and table.status == "over":
+            assert table.log is not None and table.state is not None
+            winner = table.state.winner
+            log_event(
+                log,
+                "game_over",
+                table=table.id,
+                rounds=len(table.log.rounds),
+                winner=None if winner is None else table.seats[winner].name,
+                automatic=len(table.automatic),
+            )
+            if self.on_game_over is not None:
+                self._guarded(self.on_game_over, table, table.log)
+
     def _after_change(self, table: Table) -> None:
-        """Move the table on as far as it goes by itself, set its timer, and mark it to be
+        """Move the table on as far as it goes by itself, set its timers, and mark it to be
         sent to everyone at it at the end of the batch. A paused table only gets sent:
-        it moves on, and its timer is set, once an admin resumes it."""
+        it moves on, and its timers are set (from the start), once an admin resumes it."""
         self._changed[table.id] = None
         if table.id in self.paused:
             self._cancel_timer(table.id)
             return
+        was = table.status
         table.advance(self.rng)
+        if was == "waiting" and table.status == "playing":
+            log_event(
+                log,
+                "game_started",
+                table=table.id,
+                players=[seat.name for seat in table.seats],
+                bots=sum(seat.bot for seat in table.seats),
+            )
         self._schedule(table)
 
     def _schedule(self, table: Table) -> None:
-        """The table's one timer: a bot's pause before it acts, or the reveal timeout.
-        With no human seated, the reveal waits out the timeout (spectators see it)."""
-        key: tuple[str, int] | None = None
+        """The table's timers. "move": a bot's pause before it acts, or the reveal timeout
+        (with no human seated, the reveal waits it out: spectators see it). "turn": the turn
+        timer of the human to move, held for them or not (issue 5, item 1). "grace" + seat:
+        each disconnected player's seat held for them (issue 5, item 2). A timer whose key
+        is unchanged runs on; one no longer wanted is cancelled."""
+        key: tuple[str | int, ...] | None = None
         delay = 0.0
         if table.bot_to_move() is not None:
             key, delay = ("bot", table.epoch), self.rng.uniform(*self.bot_delay)
         elif table.in_reveal:
             assert table.state is not None
             key, delay = ("reveal", table.state.round_index), self.reveal_timeout
-        current = self._timers.get(table.id)
+        self._set_timer(table.id, "move", key, delay)
+        turn = table.turn_key() if table.turn_seconds else None
+        self._set_timer(
+            table.id,
+            "turn",
+            None if turn is None else ("turn", *turn),
+            table.turn_seconds * self.timer_scale,
+        )
+        held = {seat for seat in table.away() if not table.seats[seat].bot}
+        for tid, slot in list(self._timers):
+            if tid == table.id and slot.startswith("grace") and int(slot[5:]) not in held:
+                self._cancel_timer(tid, slot)
+        for seat in held:
+            delay = table.grace_seconds * self.timer_scale
+            self._set_timer(table.id, f"grace{seat}", ("grace", seat), delay)
+
+    def _set_timer(
+        self, tid: int, slot: str, key: tuple[str | int, ...] | None, delay: float
+    ) -> None:
+        """Table `tid`'s timer in `slot` goes off after `delay` seconds with `key` (None: no
+        timer); one already set with the same key runs on."""
+        current = self._timers.get((tid, slot))
         if current is not None and current[0] == key:
             return
-        self._cancel_timer(table.id)
+        self._cancel_timer(tid, slot)
         if key is not None:
-            message = _Timer(table=table.id, key=key)
-            handle = asyncio.get_running_loop().call_later(delay, self._inbox.put_nowait, message)
-            self._timers[table.id] = (key, handle)
+            loop = asyncio.get_running_loop()
+            message = _Timer(table=tid, slot=slot, key=key)
+            handle = loop.call_later(delay, self._inbox.put_nowait, message)
+            self._timers[(tid, slot)] = (key, handle, loop.time() + delay)
 
-    def _cancel_timer(self, tid: int) -> None:
-        current = self._timers.pop(tid, None)
-        if current is not None:
-            current[1].cancel()
+    def _cancel_timer(self, tid: int, slot: str | None = None) -> None:
+        """Cancel table `tid`'s timer in `slot`, or all its timers (None)."""
+        for found in [k for k in self._timers if k[0] == tid and slot in (None, k[1])]:
+            self._timers.pop(found)[1].cancel()
 
-    def _on_timer(self, tid: int, key: tuple[str, int]) -> None:
+    def _on_timer(self, tid: int, slot: str, key: tuple[str | int, ...]) -> None:
         table = self.tables.get(tid)
-        current = self._timers.get(tid)
+        current = self._timers.get((tid, slot))
         if table is None or current is None or current[0] != key:
             return  # stale: the table moved on or closed since
-        del self._timers[tid]
+        del self._timers[(tid, slot)]
         if key[0] == "bot":
             self._played(table, lambda: table.bot_move(self.rng))
+        elif key[0] == "turn":
+            self._time_ran_out(table)
+        elif key[0] == "grace":
+            self._grace_over(table, int(key[1]))
         else:
             if table.in_reveal:
                 table.roll(self.rng)
             self._after_change(table)
+
+    def _time_ran_out(self, table: Table) -> None:
+        """The turn timer went off: the automatic move (`Table.auto_move`), told to all."""
+        moves: list[protocol.AutoMove | None] = []
+        self._played(table, lambda: moves.append(table.auto_move(self.rng)))
+        move = moves[0] if moves else None
+        if move is None:
+            return
+        name = table.seats[move.seat].name
+        log_event(log, "automatic_move", table=table.id, seat=move.seat, call=move.call)
+        if move.call is not None:
+            self._notice(table, N_("{name} ran out of time: automatic Dudo"), name=name)
+            return
+        assert table.state is not None and table.log is not None
+        bid = next(
+            (a for a in reversed(table.log.rounds[move.round].actions) if a.seat == move.seat),
+            None,
+        )
+        if bid is not None and hasattr(bid, "bid"):
+            self._notice(
+                table,
+                N_("{name} ran out of time: automatic bid of {count} × {face}"),
+                name=name,
+                count=bid.bid.count,
+                face=bid.bid.face,
+            )
+
+    def _grace_over(self, table: Table, seat: int) -> None:
+        """A disconnected player's grace period ended: a bot plays their seat until they
+        come back (`Table.stand_in`; the club's leaving rule at a club table)."""
+        was = table.status
+        what = table.stand_in(seat)
+        if what == "kept":
+            return
+        name = table.seats[seat].name
+        log_event(log, "seat_stand_in", table=table.id, seat=seat, player=name, what=what)
+        if what == "bot":
+            self._notice(
+                table,
+                N_("{name} has not come back: a bot plays their seat until they do"),
+                name=name,
+            )
+        elif what == "leaving":
+            self._notice(
+                table,
+                N_("{name} is not back: their cup stays until this round ends, then they are out"),
+                name=name,
+            )
+        else:
+            self._notice(table, N_("{name} has not come back and is out of the game"), name=name)
+        self._game_may_have_ended(table, was)
+        self._after_change(table)
 
     def _close(
         self, table: Table, text: str = N_("table {table} closed"), **args: str | int
@@ -634,6 +925,8 @@ class Lobby:
         self.paused.discard(table.id)
         self.tables.pop(table.id, None)
         self._chat.pop(table.id, None)
+        self._changed[table.id] = None  # to forget its saved game (`_save`)
+        log_event(log, "table_closed", table=table.id, status=table.status)
         for sid in table.sessions():
             client = self._clients.get(sid)
             if client is not None:

@@ -31,7 +31,12 @@ class CreateTable(Message, frozen=True, tag=True):
     "stake": 5}`; rules/options.py `options_for`, checked again by the lobby, refused as
     "bad_options"); `name` is shown in the lobby (defaults to the creator's name); `rated`:
     its finished games update the ratings of the account holders who played
-    (`perudo_ssh.ratings.is_rated`; issue 4, not a rule of RULES.md)."""
+    (`perudo_ssh.ratings.is_rated`; issue 4, not a rule of RULES.md).
+
+    Not rules either (issue 5): `turn_seconds`, the turn timer — a player who has not moved
+    that long after their turn began gets an automatic move (`TURN_SECONDS`; 0: no timer);
+    `grace_seconds`, how long a disconnected player's seat is held for them before a bot
+    plays it (`GRACE_SECONDS`). Out of range: refused as "bad_command"."""
 
     preset: str = "classic"
     seats: int = 4
@@ -39,6 +44,15 @@ class CreateTable(Message, frozen=True, tag=True):
     options: dict[str, str | int | bool] = msgspec.field(default_factory=dict)
     name: str | None = None
     rated: bool = True
+    turn_seconds: int = 60
+    grace_seconds: int = 120
+
+
+TURN_SECONDS = (0, 10, 600)
+"""The turn timer: 0 (off), or from 10 to 600 seconds (`CreateTable.turn_seconds`)."""
+
+GRACE_SECONDS = (0, 3600)
+"""A disconnected player's seat is held 0 to 3600 seconds (`CreateTable.grace_seconds`)."""
 
 
 class JoinTable(Message, frozen=True, tag=True):
@@ -252,6 +266,10 @@ class TableSummary(Message, frozen=True):
     spectators: int
     options: Options | None = None
     custom: bool = False
+    turn_seconds: int = 0
+    away: int = 0
+    """Seats whose player is disconnected (held for them, or played by a bot until they are
+    back)."""
 
 
 class Welcome(Message, frozen=True, tag=True):
@@ -271,10 +289,37 @@ class LobbyState(Message, frozen=True, tag=True):
 
 class SeatInfo(Message, frozen=True):
     """A seat of a table: the player's name, and whether a bot plays it (a bot took over the
-    seat of a human who left mid-game keeps that human's name)."""
+    seat of a human who left mid-game keeps that human's name).
+
+    `away`: the seat's player is disconnected and may come back (issue 5): the seat is held
+    for them (`grace` seconds left when this was sent, counting down) or, once that is over,
+    a bot plays it (`bot` True, `grace` None) until they are back."""
 
     name: str
     bot: bool
+    away: bool = False
+    grace: float | None = None
+
+
+class TurnClock(Message, frozen=True):
+    """The turn timer (issue 5): `seat` has `left` seconds (when this was sent) of its
+    `seconds` to move before an automatic move is made for it."""
+
+    seat: int
+    seconds: int
+    left: float
+
+
+class AutoMove(Message, frozen=True):
+    """A move the server made for a player whose turn timer ran out (issue 5): in round
+    `round` (`GameView.round_index`), by `seat`, after `bids` bids of that round — so a
+    bid is the round's bid number `bids` (0-based), and a call ends the round after `bids`
+    bids. `call` is "dudo" for a call, None for a bid."""
+
+    round: int
+    seat: int
+    bids: int
+    call: str | None = None
 
 
 class TableState(Message, frozen=True, tag=True):
@@ -302,6 +347,13 @@ class TableState(Message, frozen=True, tag=True):
     options: Options | None = None
     paused: bool = False
     """An admin holds the table: no move is taken and no bot acts until it resumes."""
+    clock: TurnClock | None = None
+    """The turn timer of the seat to move, or None (no timer, or nobody's turn)."""
+    automatic: tuple[AutoMove, ...] = ()
+    """The moves of this game the server made for players whose time ran out."""
+    turn_seconds: int = 0
+    grace_seconds: int = 0
+    """The table's turn timer (0: none) and disconnect grace, in seconds."""
 
 
 Args = dict[str, str | int]

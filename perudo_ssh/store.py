@@ -151,7 +151,18 @@ UPDATE accounts SET name_skeleton = skeleton(name);
 CREATE INDEX accounts_skeleton ON accounts(name_skeleton);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+# Unfinished games (issue 5, item 3): each playing table as saved after every accepted move
+# (`perudo_ssh.table.TableSnapshot` JSON, hidden dice included: the database is the server's
+# own), deleted once its game ends or the table closes; restored when the server starts.
+_V4 = """
+CREATE TABLE unfinished_tables (
+    id INTEGER PRIMARY KEY,                 -- the lobby's table id
+    snapshot TEXT NOT NULL,                 -- TableSnapshot JSON
+    saved REAL NOT NULL                     -- unix seconds
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 """`MIGRATIONS[i]` takes a database from schema version i to i + 1. Append only: a released
 script never changes (a database out there already ran it)."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -1021,6 +1032,38 @@ class Store:
         """The last `limit` audit entries, newest first."""
         rows = await self._run(_fetchall, "SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))
         return [_audit(r) for r in rows]
+
+    # ---- unfinished tables (issue 5, item 3) ------------------------------------------------
+
+    async def save_tables(
+        self, changes: Mapping[int, bytes | None], now: float | None = None
+    ) -> None:
+        """Save the snapshots of `changes` (table id -> snapshot JSON, or None: the table's game
+        ended or it closed, forget it) in one transaction: when this returns, they survive a
+        crash of the server."""
+        if changes:
+            await self._run(_save_tables, dict(changes), _now(now))
+
+    async def unfinished_tables(self) -> list[tuple[int, bytes]]:
+        """Every saved table as (id, snapshot JSON), by id."""
+        rows = await self._run(
+            _fetchall, "SELECT id, snapshot FROM unfinished_tables ORDER BY id", ()
+        )
+        return [(row["id"], row["snapshot"].encode()) for row in rows]
+
+
+def _save_tables(conn: sqlite3.Connection, changes: dict[int, bytes | None], now: float) -> None:
+    with _write(conn):
+        for table_id, snapshot in changes.items():
+            if snapshot is None:
+                conn.execute("DELETE FROM unfinished_tables WHERE id = ?", (table_id,))
+            else:
+                conn.execute(
+                    "INSERT INTO unfinished_tables (id, snapshot, saved) VALUES (?, ?, ?)"
+                    " ON CONFLICT (id) DO UPDATE SET snapshot = excluded.snapshot,"
+                    " saved = excluded.saved",
+                    (table_id, snapshot.decode(), now),
+                )
 
 
 def _now(now: float | None) -> float:

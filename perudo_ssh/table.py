@@ -14,6 +14,8 @@ import logging
 import random
 from dataclasses import dataclass, field
 
+import msgspec
+
 from perudo_ssh import bots, protocol
 from perudo_ssh.chat import clean_chat
 from perudo_ssh.i18n import N_
@@ -70,7 +72,13 @@ class Seat:
     left mid-round at a club table (RULES.md §6): their cup stays, a bot makes their moves
     until the round ends, then they are eliminated (`Resign`). `left_round` is the index of
     the round in which the human left mid-game (their finishing place for the ratings,
-    `perudo_ssh.ratings.finishing_order`); None if nobody left this seat."""
+    `perudo_ssh.ratings.finishing_order`); None if nobody left this seat.
+
+    `owner` is the seated human's identity (`"account:ID"` or `"key:FINGERPRINT"`; None for
+    a guest or a bot): it lets them take the seat back after a disconnect (issue 5). `away`
+    marks a human disconnected mid-game who may come back: the seat is held for them
+    (`bot` False) until their grace period ends, then a bot plays it (`bot` True) until
+    they return."""
 
     name: str
     sid: int | None
@@ -78,6 +86,8 @@ class Seat:
     gone: bool = False
     leaving: bool = False
     left_round: int | None = None
+    owner: str | None = None
+    away: bool = False
 
 
 @dataclass(slots=True)
@@ -189,20 +199,44 @@ class Table:
         # seats a bot plays from the game's start: one kept from the last game may carry
         # the name of the human it replaced, but its game is not that human's (ratings)
         self.bots_at_start: frozenset[int] = frozenset()
+        self.turn_seconds = 0  # the turn timer (0: none); CreateTable.turn_seconds
+        self.grace_seconds = 0  # a disconnected player's seat held this long
+        self.automatic: list[protocol.AutoMove] = []  # this game's moves made on timeout
 
     @classmethod
     def create(
-        cls, id: int, command: protocol.CreateTable, sid: int, name: str, rng: random.Random
+        cls,
+        id: int,
+        command: protocol.CreateTable,
+        sid: int,
+        name: str,
+        rng: random.Random,
+        owner: str | None = None,
     ) -> Table:
-        """The table `command` asks for, session `sid` (called `name`) at seat 0, bots in
-        the next seats. Raises `Refusal` for a table that cannot be made."""
+        """The table `command` asks for, session `sid` (called `name`, identity `owner`) at
+        seat 0, bots in the next seats. Raises `Refusal` for a table that cannot be made."""
         options = table_options(command)
+        low, high = protocol.TURN_SECONDS[1:]
+        if command.turn_seconds != 0 and not low <= command.turn_seconds <= high:
+            raise Refusal(
+                "bad_command",
+                N_("the turn timer is off (0) or {low} to {high} seconds"),
+                {"low": low, "high": high},
+            )
+        if not protocol.GRACE_SECONDS[0] <= command.grace_seconds <= protocol.GRACE_SECONDS[1]:
+            raise Refusal(
+                "bad_command",
+                N_("a seat is held for 0 to {high} seconds"),
+                {"high": protocol.GRACE_SECONDS[1]},
+            )
         # a table's name is the creator's own text, shown to everyone: cleaned like chat
         raw = (command.name or "")[: 4 * MAX_TABLE_NAME]  # cut first: cleaning is per character
         title = (clean_chat(raw) or "")[:MAX_TABLE_NAME].strip() or name
         table = cls(id, title, options, command.seats, creator=sid)
         table.rated = command.rated
-        table.sit(sid, name)
+        table.turn_seconds = command.turn_seconds
+        table.grace_seconds = command.grace_seconds
+        table.sit(sid, name, owner)
         for _ in range(command.bots):
             table.add_bot(rng)
         return table
@@ -224,10 +258,16 @@ class Table:
         """Every session at the table: seated humans, then spectators."""
         return [sid for seat in self.seats if (sid := seat.sid) is not None] + self.spectators
 
+    def away(self) -> list[int]:
+        """Seats of players disconnected mid-game who may come back (issue 5)."""
+        return [i for i, seat in enumerate(self.seats) if seat.away]
+
     @property
     def deserted(self) -> bool:
-        """No human seated and nobody watching: the table closes."""
-        return not self.humans() and not self.spectators
+        """No human seated, nobody watching, and no game a disconnected player may come
+        back to: the table closes."""
+        held = self.status == "playing" and bool(self.away())
+        return not self.humans() and not self.spectators and not held
 
     @property
     def free(self) -> int:
@@ -238,8 +278,9 @@ class Table:
 
     # ---- seating (waiting tables) --------------------------------------------------------
 
-    def sit(self, sid: int, name: str) -> None:
-        """Seat session `sid` at the next free seat (the caller checked there is one).
+    def sit(self, sid: int, name: str, owner: str | None = None) -> None:
+        """Seat session `sid` (identity `owner`, None for a guest) at the next free seat
+        (the caller checked there is one).
 
         Names at a table stay distinct (a game record needs it): a name already there — a
         bot's, or a departed player's kept by the bot in their seat — gets a suffix."""
@@ -247,7 +288,7 @@ class Table:
         seat_name, n = name, 2
         while seat_name.casefold() in taken:
             seat_name, n = f"{name}-{n}", n + 1
-        self.seats.append(Seat(name=seat_name, sid=sid))
+        self.seats.append(Seat(name=seat_name, sid=sid, owner=owner))
         if self.creator is None:  # the creator left: the first to sit down takes over
             self.creator = sid
 
@@ -286,6 +327,8 @@ class Table:
             self.creator = others[0] if others else None
         self.ready.discard(seat)
         self.play_again.discard(seat)
+        self.seats[seat].owner = None  # left on purpose: the seat is no longer theirs
+        self.seats[seat].away = False
         if self.status == "waiting":
             del self.seats[seat]
             return "freed"
@@ -307,6 +350,109 @@ class Table:
         self.seats[seat].sid = None
         self.seats[seat].gone = True
         return "gone"
+
+    def disconnect(self, sid: int) -> str:
+        """Session `sid` lost its connection (issue 5, item 2). Mid-game, a seated player with
+        dice and an identity keeps the seat: it is held for them ("held": `away`, nobody plays
+        it; the turn timer moves for them) until `stand_in`; anyone else is treated as leaving
+        (`leave`'s answers: a guest cannot come back)."""
+        seat = self.seat_of(sid)
+        if seat is None or self.status != "playing" or self.seats[seat].owner is None:
+            return self.leave(sid)
+        assert self.state is not None
+        if self.state.counts[seat] == 0:
+            return self.leave(sid)
+        self.epoch += 1
+        place = self.seats[seat]
+        place.sid = None
+        place.away = True
+        self.ready.discard(seat)
+        if self.creator == sid:
+            others = [self.seats[i].sid for i in self.humans()]
+            self.creator = others[0] if others else None
+        return "held"
+
+    def stand_in(self, seat: int) -> str:
+        """The grace period of disconnected `seat` is over: a bot plays it ("bot") until its
+        player comes back (`reclaim`); they are ranked as having left in this round unless
+        they do. At a club table, where a bot does not play someone's stake, the seat follows
+        the club's leaving rule instead (RULES.md §6): out once the round ends ("leaving"),
+        or at once between rounds ("resigned"). "kept" when the seat is no longer away."""
+        place = self.seats[seat]
+        if not place.away or place.bot or self.status != "playing":
+            return "kept"
+        assert self.state is not None
+        self.epoch += 1
+        place.bot = True
+        if self.state.counts[seat] > 0:
+            place.left_round = self.state.round_index
+        if self.options.preset != "club" or self.state.counts[seat] == 0:
+            return "bot"
+        place.away = False
+        place.owner = None
+        if self.state.phase == "bidding":
+            place.leaving = True
+            return "leaving"
+        self.act(Resign(seat=seat))
+        return "resigned"
+
+    def held_for(self, owner: str) -> int | None:
+        """The seat held (or played by a bot) for the disconnected player `owner`, or None."""
+        if self.status != "playing":
+            return None
+        for i, seat in enumerate(self.seats):
+            if seat.away and seat.owner == owner and seat.sid is None:
+                return i
+        return None
+
+    def reclaim(self, sid: int, owner: str) -> int | None:
+        """Session `sid` of the player `owner` takes back their seat (issue 5, item 2): no
+        bot plays it any more and they are no longer ranked as having left. Returns the seat,
+        or None when no seat is held for `owner`."""
+        seat = self.held_for(owner)
+        if seat is None:
+            return None
+        self.epoch += 1
+        place = self.seats[seat]
+        place.sid = sid
+        place.away = False
+        place.bot = False
+        place.left_round = None
+        if self.creator is None:
+            self.creator = sid
+        return seat
+
+    def auto_move(self, rng: random.Random) -> protocol.AutoMove | None:
+        """The turn timer ran out (issue 5, item 1): make `bots.automatic_move` for the seat
+        to move, record it in `automatic` and return it; None when no human's turn waits."""
+        state = self.state
+        if self.status != "playing" or state is None or state.phase != "bidding":
+            return None
+        seat = state.turn
+        if self.seats[seat].bot:
+            return None
+        command = bots.automatic_move(observe(state, seat))
+        move = protocol.AutoMove(
+            round=state.round_index,
+            seat=seat,
+            bids=len(state.bids),
+            call=command.call if isinstance(command, protocol.MakeCall) else None,
+        )
+        self.act(self.action_for(command, seat, rng))
+        self.automatic.append(move)
+        return move
+
+    def turn_key(self) -> tuple[int, int, int] | None:
+        """Which turn a human waits on now: (seat, round, actions so far in the round), or
+        None (no game, not bidding, or a bot's turn). A turn timer set for one key is stale
+        once the key changes."""
+        state = self.state
+        if self.status != "playing" or state is None or state.phase != "bidding":
+            return None
+        if self.seats[state.turn].bot:
+            return None
+        assert self.log is not None
+        return (state.turn, state.round_index, len(self.log.rounds[-1].actions))
 
     # ---- the game ------------------------------------------------------------------------
 
@@ -330,6 +476,7 @@ class Table:
             if len(contenders) == 1:
                 break
         opener = contenders[0]
+        self.automatic = []
         self.opening = tuple(rolls)
         self.state = new_game(self.options, self.size, opener)
         self.log = GameLog(
@@ -376,6 +523,7 @@ class Table:
         self.state = None
         self.log = None
         self.opening = ()
+        self.automatic = []
         self.play_again.clear()
         self.ready.clear()
         self.epoch += 1
@@ -484,15 +632,30 @@ class Table:
     # ---- what others see -----------------------------------------------------------------
 
     def table_state(
-        self, seat: int | None, names: dict[int, str], paused: bool = False
+        self,
+        seat: int | None,
+        names: dict[int, str],
+        paused: bool = False,
+        clock: protocol.TurnClock | None = None,
+        grace: dict[int, float] | None = None,
     ) -> protocol.TableState:
         """The table as `seat` (None: a spectator) may see it; `names` by session id;
-        `paused` while an admin holds the table."""
+        `paused` while an admin holds the table; `clock` the turn timer running; `grace`
+        the seconds left to the seats held for disconnected players (by seat)."""
+        grace = grace or {}
         return protocol.TableState(
             id=self.id,
             name=self.name,
             status=self.status,
-            seats=tuple(protocol.SeatInfo(name=s.name, bot=s.bot) for s in self.seats),
+            seats=tuple(
+                protocol.SeatInfo(
+                    name=s.name,
+                    bot=s.bot,
+                    away=s.away,
+                    grace=None if s.bot or not s.away else round(grace.get(i, 0.0), 1),
+                )
+                for i, s in enumerate(self.seats)
+            ),
             size=self.size,
             me=seat,
             creator=self.seat_of(self.creator) if self.creator is not None else None,
@@ -503,6 +666,10 @@ class Table:
             waiting_for=tuple(self.seats[i].name for i in self.waiting_for()),
             options=self.options,
             paused=paused,
+            clock=clock,
+            automatic=tuple(self.automatic),
+            turn_seconds=self.turn_seconds,
+            grace_seconds=self.grace_seconds,
         )
 
     def summary(self) -> protocol.TableSummary:
@@ -520,4 +687,138 @@ class Table:
             spectators=len(self.spectators),
             options=self.options,
             custom=bool(overrides_of(self.options)),
+            turn_seconds=self.turn_seconds,
+            away=len(self.away()),
         )
+
+    # ---- saved and restored (issue 5, item 3) ----------------------------------------------
+
+    def snapshot(self, paused: bool = False) -> bytes:
+        """The table as JSON (`TableSnapshot`) from which `restore` rebuilds it exactly: its
+        settings, seats and the game's whole log (every roll and move: the hidden dice too —
+        it goes to the server's own database only, never to a session). Only a playing
+        table is saved; the reveal confirmations and play-again requests are not kept."""
+        assert self.log is not None
+        return _SNAPSHOT_ENCODER.encode(
+            TableSnapshot(
+                id=self.id,
+                name=self.name,
+                options=self.options,
+                size=self.size,
+                rated=self.rated,
+                turn_seconds=self.turn_seconds,
+                grace_seconds=self.grace_seconds,
+                paused=paused,
+                seats=tuple(
+                    SeatSnapshot(
+                        name=s.name,
+                        owner=s.owner,
+                        bot=s.bot,
+                        human=s.away or s.sid is not None,
+                        leaving=s.leaving,
+                        left_round=s.left_round,
+                    )
+                    for s in self.seats
+                ),
+                bots_at_start=tuple(sorted(self.bots_at_start)),
+                opening=self.opening,
+                first_opener=self.log.first_opener,
+                rounds=tuple(
+                    RoundSnapshot(dice=r.dice, actions=tuple(r.actions), left=tuple(r.left))
+                    for r in self.log.rounds
+                ),
+                automatic=tuple(self.automatic),
+            )
+        )
+
+    @classmethod
+    def restore(cls, data: bytes) -> tuple[Table, bool]:
+        """The table saved as `data` by `snapshot`, and whether it was paused. Its game is
+        replayed through the engine (`GameLog.replay`), so the state is exactly the saved
+        one. Every human seated then is disconnected now: a seat with an identity is held for
+        its player (`away`; a bot already standing in for one goes on), a guest's is played
+        by a bot from now on (a guest cannot come back; ranked as having left in this round).
+        Raises `msgspec.ValidationError` or `msgspec.DecodeError` for data that is not a
+        snapshot, `RuleError` for a log that does not replay."""
+        snap = _SNAPSHOT_DECODER.decode(data)
+        table = cls(snap.id, snap.name, snap.options, snap.size, creator=0)
+        table.creator = None
+        table.rated = snap.rated
+        table.turn_seconds = snap.turn_seconds
+        table.grace_seconds = snap.grace_seconds
+        table.bots_at_start = frozenset(snap.bots_at_start)
+        table.opening = snap.opening
+        table.log = GameLog(
+            options=snap.options,
+            players=tuple(s.name for s in snap.seats),
+            first_opener=snap.first_opener,
+            opening=snap.opening,
+            rounds=[
+                RoundLog(dice=r.dice, actions=list(r.actions), left=list(r.left))
+                for r in snap.rounds
+            ],
+        )
+        table.state = table.log.replay()
+        table.status = "over" if table.state.phase == "over" else "playing"
+        table.automatic = list(snap.automatic)
+        for i, s in enumerate(snap.seats):
+            returning = s.human and s.owner is not None
+            guest_gone = s.human and s.owner is None and not s.bot
+            seat = Seat(
+                name=s.name,
+                sid=None,
+                bot=s.bot or guest_gone,
+                leaving=s.leaving,
+                left_round=s.left_round,
+                owner=s.owner if returning else None,
+                away=returning,
+            )
+            if guest_gone and table.state.counts[i] > 0:
+                seat.left_round = table.state.round_index
+            table.seats.append(seat)
+        return table, snap.paused
+
+
+class SeatSnapshot(msgspec.Struct, frozen=True, kw_only=True):
+    """A seat in a `TableSnapshot`: `human` True for a human's seat, connected or not when
+    saved (a bot may be playing it for them: `bot`)."""
+
+    name: str
+    owner: str | None
+    bot: bool
+    human: bool
+    leaving: bool = False
+    left_round: int | None = None
+
+
+class RoundSnapshot(msgspec.Struct, frozen=True, kw_only=True):
+    """A round of a saved game: its roll, its moves, the seats that left during it."""
+
+    dice: tuple[tuple[int, ...], ...]
+    actions: tuple[Action, ...]
+    left: tuple[int, ...] = ()
+
+
+class TableSnapshot(msgspec.Struct, frozen=True, kw_only=True):
+    """A playing table as saved after every accepted move (issue 5, item 3): `Table.snapshot`
+    writes it, `Table.restore` reads it. Format `version` 1."""
+
+    version: int = 1
+    id: int
+    name: str
+    options: Options
+    size: int
+    rated: bool
+    turn_seconds: int
+    grace_seconds: int
+    paused: bool = False
+    seats: tuple[SeatSnapshot, ...]
+    bots_at_start: tuple[int, ...]
+    opening: tuple[tuple[int | None, ...], ...]
+    first_opener: int
+    rounds: tuple[RoundSnapshot, ...]
+    automatic: tuple[protocol.AutoMove, ...] = ()
+
+
+_SNAPSHOT_ENCODER = msgspec.json.Encoder()
+_SNAPSHOT_DECODER = msgspec.json.Decoder(TableSnapshot)

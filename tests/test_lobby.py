@@ -274,7 +274,7 @@ async def test_table_closes_when_nobody_is_left():
         assert lobby.tables == {}
 
 
-async def test_disconnect_mid_game_gives_the_seat_to_a_bot():
+async def test_a_guest_who_disconnects_mid_game_hands_the_seat_to_a_bot():
     async with running_lobby() as lobby:
         ana = await connected(lobby, "ana")
         ben = await connected(lobby, "ben")

@@ -38,6 +38,7 @@ TABLES_BY_VERSION = {
     1: {"accounts", "keys", "games", "game_players"},
     2: {"link_codes", "ratings", "bans", "mutes", "audit"},
     3: set(),  # a column: accounts.name_skeleton
+    4: {"unfinished_tables"},
 }
 
 
@@ -110,12 +111,15 @@ async def test_a_database_of_every_earlier_version_is_migrated_keeping_its_rows(
             assert account is not None and (account.id, account.name) == (7, "Ana")
             with sqlite3.connect(db) as check:
                 skeletons = check.execute("SELECT name_skeleton FROM accounts").fetchall()
-            assert skeletons == [("ana",)]
+            # filled by the v3 migration (a row inserted at v3 itself skipped the store's code)
+            assert skeletons == [("ana",) if version < 3 else ("",)]
             (summary,) = await store.games_of(7)
             assert (summary.id, summary.preset, summary.place) == (3, "club", 1)
         # the tables of the later versions work
         await store.add_audit("ana", "kick", "ben", "spam")
         assert [a.action for a in await store.list_audit()] == ["kick"]
+        await store.save_tables({4: b'{"id":4}'})
+        assert await store.unfinished_tables() == [(4, b'{"id":4}')]
     finally:
         await store.close()
 
