@@ -782,6 +782,9 @@ class Lobby:
         sent to everyone at it at the end of the batch. A paused table only gets sent:
         it moves on, and its timers are set (from the start), once an admin resumes it."""
         self._changed[table.id] = None
+        if table.deserted:  # e.g. a game played on for players who never came back ended
+            self._close(table)
+            return
         if table.id in self.paused:
             self._cancel_timer(table.id)
             return

@@ -513,6 +513,10 @@ class Table:
                         self.log.add(Resign(seat=seat))
         if self.state.phase == "over":
             self.status = "over"
+            for place in self.seats:
+                if place.away:  # the game they may come back to is over: the seat is free
+                    place.away = False
+                    place.gone = True
 
     def reset_for_next_game(self) -> None:
         """After game over, when every seated human asked to play again: back to waiting

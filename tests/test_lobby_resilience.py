@@ -350,3 +350,16 @@ async def test_a_finished_game_is_forgotten_and_a_snapshot_that_cannot_be_read_i
     again = Lobby()
     assert again.restore([(9, b'{"not": "a snapshot"}')]) == []
     assert "could not restore table 9" in caplog.text
+
+
+async def test_a_game_played_on_for_players_who_never_came_back_ends_and_the_table_closes():
+    async with running_lobby(timer_scale=SCALE, reveal_timeout=0.01) as lobby:
+        ana = await with_key(lobby, "ana", "SHA256:ana")
+        ana.send(P.CreateTable(seats=3, bots=2, turn_seconds=0, grace_seconds=10))
+        start = await ana.expect(P.TableState, lambda e: e.status == "playing")
+        ana.session.close()
+        for _ in range(3000):  # held 0.1 s, then the bots play it out: the table closes
+            if start.id not in lobby.tables:
+                break
+            await asyncio.sleep(0.01)
+        assert start.id not in lobby.tables
