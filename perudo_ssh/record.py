@@ -171,12 +171,16 @@ def decode_record(data: bytes | str) -> Record:
         raw = msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
         raise MalformedRecord(f"not JSON: {exc}") from None
+    except RecursionError:  # msgspec's answer to `[[[[…` nested beyond its depth
+        raise MalformedRecord("not a record: JSON nested too deeply") from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise MalformedRecord(f"not a {FORMAT} document (its format field is missing or wrong)")
     try:
         record = msgspec.convert(raw, Record, strict=True)
     except msgspec.ValidationError as exc:
         raise MalformedRecord(str(exc).replace("\n", " ")) from None
+    except RecursionError:
+        raise MalformedRecord("not a record: JSON nested too deeply") from None
     _check(record)
     return record
 

@@ -61,6 +61,8 @@ _BID = re.compile(
     rf"^(?P<count>\d+|{_LETTERS})\s*(?:[xх×*,:]|d'|(?:by|of|de|по)(?=[\s\d]))?\s*"
     rf"(?P<face>\d+|{_LETTERS}?)(?:'?s)?$"
 )
+_LONGEST_BID = 64
+"""Characters (after `_cleaned`) beyond which a text is no bid: "двенадцать шестерок" is 19."""
 
 
 class BidSyntaxError(ValueError):
@@ -100,8 +102,10 @@ def format_bid(bid: Bid, terms: Terms | None = None) -> str:
 
 
 def _number(word: str, words: dict[str, int]) -> int | None:
-    if word.isdigit():
-        return int(word)
+    # isdecimal, as the pattern's \d: "²" is a digit but no number int() reads; past 9
+    # digits no bid is meant (and past 4300 int() raises)
+    if word.isdecimal():
+        return int(word) if len(word) <= 9 else None
     return words.get(word)
 
 
@@ -129,7 +133,9 @@ def parse_bid(text: str) -> Bid:
     Only the shape is checked here, plus a face between 1 and 6 and a count of at least 1;
     the count's upper bound and the raise rules are the table's business.
     """
-    match = _BID.match(_cleaned(text))
+    cleaned = _cleaned(text)
+    # the pattern backtracks quadratically on a long run of digits or letters; no bid is long
+    match = _BID.match(cleaned) if len(cleaned) <= _LONGEST_BID else None
     if match is None:
         raise BidSyntaxError(BID_EXAMPLE)
     count = _number(match["count"], _COUNT_WORDS)

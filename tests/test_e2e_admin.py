@@ -93,7 +93,9 @@ async def test_an_admin_bans_a_key_and_its_next_login_is_refused_with_the_reason
         await boss.wait_for(lambda t: "Admin · 2 sessions · 0 tables" in t and "ana" in t)
         # ana is the first session: the row under the cursor. The reason field is after the
         # three lists; Enter there goes back to the sessions list, then b bans the key.
-        boss.send("tab", "tab", "tab", "cheating at dice", "enter", "b")
+        boss.send("tab", "tab", "tab", "cheating at dice")
+        await boss.wait_for("cheating at dice")  # as a person does: look, then press on
+        boss.send("enter", "b")
         goodbye = await ana.wait_for("banned from this server")
         assert "cheating at dice" in goodbye
         # the audit log shows the ban (its right half may be under a notification)

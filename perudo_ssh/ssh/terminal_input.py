@@ -66,6 +66,19 @@ class _SessionParser(XTermParser):
 
         self._parse_extended_key = parse_extended_key  # type: ignore[method-assign,assignment]
 
+    # A forged in-band resize (`ESC [ 48 ; 0 ; 0 ; 0 ; 0 t`) is dropped as a message, but
+    # the parser would still switch to pixel mouse coordinates scaled by the forged sizes:
+    # a size of 0 made every later mouse report crash the parser (ZeroDivisionError). We
+    # never ask for pixel mouse reports, so the parser never uses them.
+    @property
+    def mouse_pixels(self) -> bool:
+        """Always False: mouse reports are in cells."""
+        return False
+
+    @mouse_pixels.setter
+    def mouse_pixels(self, value: bool) -> None:
+        pass
+
 
 class PasteLimiter:
     """Cut bracketed pastes to at most `limit` characters, and take control characters out.
