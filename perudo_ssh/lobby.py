@@ -178,6 +178,8 @@ class Lobby:
         self._lobby_pending: set[int] = set()
         self._changed: dict[int, None] = {}  # ids of tables to send at the end of the batch
         self._drops: list[_Client] = []
+        # events of this batch, sent once its changes are saved (`_end_batch`)
+        self._outgoing: list[tuple[_Client, bytes]] = []
         # the last chat lines said in the lobby (key None) and at each table (its id)
         self._chat: dict[int | None, deque[protocol.ChatLine]] = {}
         self._chat_ids = itertools.count(1)
@@ -369,10 +371,19 @@ class Lobby:
         self._deliver(client, protocol.encode(event))
 
     def _deliver(self, client: _Client, data: bytes) -> None:
-        """Put `data` into the client's outbox, never waiting: full means too slow."""
-        if not client.dropped and not client.session.offer(data):
-            client.dropped = True
-            self._drops.append(client)
+        """Send `data` to the client at the end of the batch, once what the batch changed is
+        saved (`_end_batch`): a notice of a move is never out before the move is safe."""
+        if not client.dropped:
+            self._outgoing.append((client, data))
+
+    def _flush_outgoing(self) -> None:
+        """Put the batch's events into their outboxes, in order, never waiting: a full outbox
+        means its session is too slow (dropped by `_settle_drops`)."""
+        outgoing, self._outgoing = self._outgoing, []
+        for client, data in outgoing:
+            if not client.dropped and not client.session.offer(data):
+                client.dropped = True
+                self._drops.append(client)
 
     def _settle_drops(self) -> None:
         """Drop the sessions found too slow: outbox cleared, `Goodbye`, seat left."""
@@ -383,9 +394,10 @@ class Lobby:
             self._guarded(self._remove, client)
 
     async def _end_batch(self) -> None:
-        """Save, then send what the batch changed: each changed table to the sessions at it,
-        then the lobby list. Sending may find sessions too slow; dropping them changes their
-        tables and who is online, so save and send again until nobody more is dropped."""
+        """Save, then send what the batch changed: the events its messages made (answers,
+        notices, chat) in order, each changed table to the sessions at it, then the lobby list.
+        Sending may find sessions too slow; dropping them changes their tables and who is
+        online, so save and send again until nobody more is dropped."""
         while True:
             await self._save()
             while self._changed:
@@ -395,6 +407,7 @@ class Lobby:
                     self._guarded(self._broadcast, self.tables[tid])
             self._guarded(self._flush_lobby)
             self._guarded(self._admin.flush)
+            self._flush_outgoing()
             if not self._drops:
                 return
             self._settle_drops()
@@ -878,19 +891,16 @@ class Lobby:
         if move.call is not None:
             self._notice(table, N_("{name} ran out of time: automatic Dudo"), name=name)
             return
-        assert table.state is not None and table.log is not None
-        bid = next(
-            (a for a in reversed(table.log.rounds[move.round].actions) if a.seat == move.seat),
-            None,
+        # a bid does not end the round: it is the round's bid number `move.bids`
+        assert table.state is not None and table.state.round_index == move.round
+        bid = table.state.bids[move.bids].bid
+        self._notice(
+            table,
+            N_("{name} ran out of time: automatic bid of {count}×{face}"),
+            name=name,
+            count=bid.count,
+            face=bid.face,
         )
-        if bid is not None and hasattr(bid, "bid"):
-            self._notice(
-                table,
-                N_("{name} ran out of time: automatic bid of {count} × {face}"),
-                name=name,
-                count=bid.bid.count,
-                face=bid.bid.face,
-            )
 
     def _grace_over(self, table: Table, seat: int) -> None:
         """A disconnected player's grace period ended: a bot plays their seat until they

@@ -228,15 +228,19 @@ class ChatPane(Widget):
         drawn = tuple(line.id for line in log.lines) if log is not None else ()
         if drawn == self._drawn and drawn:
             return
+        lines = self.query(".chat-lines")
+        if not lines:  # its app is closing (the client left while it opened)
+            return
         self._drawn = drawn
-        self.query_one(".chat-lines", Static).update(self._text())
+        lines.first(Static).update(self._text())
 
     def retranslate(self) -> None:
         """Write the pane's own words in the app's current language."""
         if not self._live:
             return
         self.border_title = self._title()
-        self.query_one(ChatInput).placeholder = self._placeholder()
+        for line in self.query(ChatInput):
+            line.placeholder = self._placeholder()
 
     def focus_input(self) -> None:
         """Put the cursor on the chat line."""

@@ -363,3 +363,32 @@ async def test_a_game_played_on_for_players_who_never_came_back_ends_and_the_tab
                 break
             await asyncio.sleep(0.01)
         assert start.id not in lobby.tables
+
+
+async def test_an_automatic_move_is_not_announced_before_it_is_saved():
+    """Found by the fault-injection review: notices went out while the save was pending."""
+    gate = asyncio.Event()
+    gate.set()
+
+    async def persist(changes):
+        await gate.wait()
+
+    async with running_lobby(persist=persist, timer_scale=SCALE) as lobby:
+        ana, ben, start = await _two_player_game(lobby, turn_seconds=60)
+        table = lobby.tables[start.id]
+        gate.clear()
+        for _ in range(500):
+            if table.automatic:
+                break
+            await asyncio.sleep(0.01)
+        assert table.automatic
+        for _ in range(20):
+            await asyncio.sleep(0)
+        told = [
+            P.decode_event(p.session.outbox.get_nowait())
+            for p in (ana, ben)
+            for _ in range(p.session.outbox.qsize())
+        ]
+        gate.set()
+        assert not [e for e in told if isinstance(e, P.Notice)], told
+        await ana.expect(P.Notice, lambda e: "ran out of time" in e.text)
