@@ -26,6 +26,7 @@ from pathlib import Path
 
 import asyncssh
 
+from perudo_ssh.limits import Limits
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.serve import start_game_server
 from tests.sshterm import Terminal
@@ -43,8 +44,10 @@ def rss_mb() -> float:
 
 async def main(sessions: int) -> None:
     keys = Path(tempfile.mkdtemp()) / "keys"
+    # every session comes from one address with one key: no session limits here
+    unlimited = Limits(max_sessions=0, max_sessions_per_address=0, max_sessions_per_key=0)
     acceptor, lobby = await start_game_server(
-        "127.0.0.1", 0, keys, Lobby(bot_delay=(0, 0), rng=random.Random(1))
+        "127.0.0.1", 0, keys, Lobby(bot_delay=(0, 0), rng=random.Random(1)), limits=unlimited
     )
     port = acceptor.get_port()
     base = rss_mb()

@@ -2,7 +2,7 @@
 `admin`s of the configuration file.
 
 perudo-ssh serve [--config perudo.toml] [--listen 127.0.0.1] [--port 2222] [--host-keys host_keys]
-                 [--db perudo.db]
+                 [--db perudo.db] [--log-file PATH] [--log-format json|text] [--log-level INFO]
 perudo-ssh referee RECORD.json|-        (RECORD.md "The referee")
 perudo-ssh admin add|remove NAME|FINGERPRINT [--config perudo.toml]
 perudo-ssh admin list [--config perudo.toml]
@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from perudo_ssh import config as configuration
+from perudo_ssh.limits import DEFAULT_LIMITS, Limits
+from perudo_ssh.logs import setup_logging
 from perudo_ssh.record import MalformedRecord, decode_record
 from perudo_ssh.referee import USAGE, encode_verdict, verdict_of
 
@@ -128,25 +129,29 @@ def _name_resolver(
 
 class ServeSettings(NamedTuple):
     """What `serve` runs with: `listen` address, TCP `port` (0: any free one), `host_keys`
-    folder, `db` the player database file (None: the store's own default)."""
+    folder, `db` the player database file (None: the store's own default), and the server's
+    `limits` (the config file's `[limits]` over the defaults)."""
 
     listen: str
     port: int
     host_keys: Path
     db: Path | None
+    limits: Limits = DEFAULT_LIMITS
 
 
 def serve_settings(args: argparse.Namespace) -> ServeSettings:
     """`serve`'s settings: each from its command-line flag if given, else from the config
     file's `[server]` table (`--config`), else the default (127.0.0.1, 2222, host_keys; `db`
     None: the store's own default). Raises `ConfigError` for a malformed config file."""
-    settings = configuration.load_config(args.config).server
+    config = configuration.load_config(args.config)
+    settings = config.server
     port = args.port if args.port is not None else settings.port
     return ServeSettings(
         listen=args.listen or settings.listen or "127.0.0.1",
         port=2222 if port is None else port,
         host_keys=args.host_keys or settings.host_keys or Path("host_keys"),
         db=getattr(args, "db", None) or settings.db,
+        limits=config.limits,
     )
 
 
@@ -165,6 +170,17 @@ def _parser() -> argparse.ArgumentParser:
         "--db", type=Path, help="the database file, created on first start (default perudo.db)"
     )
     serve.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    serve.add_argument(
+        "--log-file",
+        type=Path,
+        help="append the log to this file (default: standard error); reopened when moved",
+    )
+    serve.add_argument(
+        "--log-format",
+        choices=("json", "text"),
+        default="json",
+        help="json: one JSON object a line (the default); text: one line for a person",
+    )
     referee = sub.add_parser("referee", help="check a perudo-record/1 game record")
     referee.add_argument("record", help="a record file, or - for standard input")
     admin = sub.add_parser("admin", help="add, remove or list admins in the config file")
@@ -196,20 +212,27 @@ def main(argv: list[str] | None = None) -> int:
     except configuration.ConfigError as exc:
         print(f"perudo-ssh serve: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    if args.log_level.upper() == "INFO":  # asyncssh says ~10 lines a connection at INFO
-        logging.getLogger("asyncssh").setLevel(logging.WARNING)
+    try:
+        setup_logging(args.log_file, args.log_level, text=args.log_format == "text")
+    except ValueError as exc:
+        print(f"perudo-ssh serve: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"perudo-ssh serve: cannot write the log to {args.log_file}: {exc.strerror}",
+              file=sys.stderr)  # fmt: skip
+        return 2
     from perudo_ssh.serve import serve_forever
     from perudo_ssh.store import StoreError
 
     try:
         asyncio.run(
             serve_forever(
-                settings.listen, settings.port, settings.host_keys, settings.db, args.config
+                settings.listen,
+                settings.port,
+                settings.host_keys,
+                settings.db,
+                args.config,
+                limits=settings.limits,
             )
         )
     except KeyboardInterrupt:

@@ -1,4 +1,5 @@
-"""The server's TOML configuration file (issue 4, item 6): server settings and the admins.
+"""The server's TOML configuration file (issue 4, item 6): server settings, the admins and the
+limits (issue 5, item 4).
 
 ```toml
 [server]                # every setting optional; a command-line flag wins over it
@@ -9,6 +10,10 @@ db = "perudo.db"
 
 [admins]                # "key fingerprint" = "who it is" (a label: only the key counts)
 "SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU" = "ana"
+
+[limits]                # every setting optional: see perudo_ssh.limits.Limits for each one
+max_sessions = 200
+lobby_idle_timeout = 1800.0
 ```
 
 Admins are people by the SSH key they log in with (its SHA256 fingerprint, as `ssh-keygen
@@ -31,6 +36,8 @@ from typing import Any, Final
 
 import msgspec
 import tomlkit
+
+from perudo_ssh.limits import DEFAULT_LIMITS, Limits, limit_error
 
 DEFAULT_PATH: Final = Path("perudo.toml")
 """The configuration file used when `--config` is not given (in the working folder)."""
@@ -67,10 +74,12 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Config(msgspec.Struct, frozen=True, kw_only=True):
-    """A loaded configuration: `server` settings and `admins`, key fingerprint → label."""
+    """A loaded configuration: `server` settings, `admins` (key fingerprint → label) and the
+    server's `limits` (the defaults, overridden by the file's `[limits]` table)."""
 
     server: ServerSettings = ServerSettings()
     admins: Mapping[str, str] = msgspec.field(default_factory=dict)
+    limits: Limits = DEFAULT_LIMITS
 
 
 def is_fingerprint(text: str) -> bool:
@@ -133,6 +142,21 @@ def _server_settings(path: Path, text: str, table: Any) -> ServerSettings:
     return ServerSettings(**settings)
 
 
+def _limits(path: Path, text: str, table: Any) -> Limits:
+    """The `[limits]` table over the defaults: every key a field of `Limits`, each value of
+    its type and range (`limit_error`)."""
+    defaults = DEFAULT_LIMITS
+    if not isinstance(table, dict):
+        return defaults
+    settings: dict[str, Any] = {}
+    for key, value in table.items():
+        error = limit_error(key, value)
+        if error is not None:
+            raise _error(path, text, error, "limits", key)
+        settings[key] = type(getattr(defaults, key))(value)  # seconds: 5 is 5.0
+    return Limits(**settings)
+
+
 def _admins(path: Path, text: str, table: Any) -> dict[str, str]:
     admins: dict[str, str] = {}
     for key, value in table.items():
@@ -149,15 +173,15 @@ def _admins(path: Path, text: str, table: Any) -> dict[str, str]:
 def parse_config(text: str, path: Path = DEFAULT_PATH) -> Config:
     """The `Config` in TOML `text` (read from `path`, which error messages name and relative
     paths are taken from). Raises `ConfigError`: TOML syntax (tomllib gives the line and
-    column), an unknown table or setting, a value of the wrong type or range, an admin entry
-    that is not a fingerprint."""
+    column), an unknown table or setting, a value of the wrong type or range (a negative
+    limit), an admin entry that is not a fingerprint."""
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     for name, table in document.items():
-        if name not in ("server", "admins"):
-            message = f"unknown table or setting {name!r} (known: [server], [admins])"
+        if name not in ("server", "admins", "limits"):
+            message = f"unknown table or setting {name!r} (known: [server], [admins], [limits])"
             raise (
                 _error(path, text, message, name)
                 if isinstance(table, dict)
@@ -168,6 +192,7 @@ def parse_config(text: str, path: Path = DEFAULT_PATH) -> Config:
     return Config(
         server=_server_settings(path, text, document.get("server")),
         admins=_admins(path, text, document.get("admins", {})),
+        limits=_limits(path, text, document.get("limits")),
     )
 
 

@@ -27,6 +27,7 @@ import asyncssh
 from perudo_ssh import ratings
 from perudo_ssh.archive import GameArchive
 from perudo_ssh.i18n import language_of
+from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.moderation import AdminList, banner_text, host_of
 from perudo_ssh.referee import Verdict
@@ -90,6 +91,7 @@ async def start_game_server(
     lobby: Lobby | None = None,
     archive: GameArchive | None = None,
     admins: AdminList | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[asyncssh.SSHAcceptor, Lobby]:
     """Start `lobby` (a new one by default) and an SSH listener on `host:port` whose
     sessions each run a `screens.app.PerudoApp` attached to it, in the language of the
@@ -98,15 +100,20 @@ async def start_game_server(
 
     With an `archive`, its store knows the players (keys are accounts, guests `guest-N`,
     the exec commands run) and it stores every game the lobby finishes (unless the lobby
-    already has an `on_game_over`); the caller closes the store after stopping the lobby and
+    already has an `on_game_over`); the games left unfinished by the last run are restored
+    and every accepted move is saved there before it is shown (unless the lobby already has
+    a `persist`; issue 5, item 3); the caller closes the store after stopping the lobby and
     `archive.drain()`. The lobby's moderation then uses that store too (unless it has one):
     the bans and mutes in force are loaded before listening (raises what the store raises).
 
-    `admins` says which keys are admins' (none by default); bans are refused at login."""
+    `admins` says which keys are admins' (none by default); bans are refused at login.
+
+    `limits` (`perudo_ssh.limits.Limits`) are the SSH layer's, each app's lobby idle timeout,
+    and the outbox size of a new lobby (a lobby given keeps its own `outbox_size`)."""
     from screens.app import make_app
 
     if lobby is None:
-        lobby = Lobby()
+        lobby = Lobby(outbox_size=limits.output_queue_events)
     store = archive.store if archive is not None else None
     if archive is not None and lobby.on_game_over is None:
         lobby.on_game_over = archive.game_over
@@ -114,6 +121,10 @@ async def start_game_server(
     if store is not None and moderation.store is None:
         moderation.store = store
         await moderation.load()
+    if store is not None and lobby.persist is None:
+        # issue 5, item 3: the unfinished games come back, and every move is saved
+        lobby.restore(await store.unfinished_tables())
+        lobby.persist = store.save_tables
     lobby.start()
 
     def is_banned(
@@ -132,7 +143,7 @@ async def start_game_server(
         )
         if archive is not None:
             archive.session_joined(session, login.account)
-        app = make_app(session, language_of(login.lang))
+        app = make_app(session, language_of(login.lang), limits)
         app.store = store if login.account is not None else None
         app.account = login.account
         if login.notice is not None:
@@ -147,6 +158,7 @@ async def start_game_server(
         store=store,
         bans=is_banned,
         banned_keys=moderation.banned_keys,
+        limits=limits,
     )
     return acceptor, lobby
 
@@ -157,20 +169,22 @@ async def serve_forever(
     host_key_dir: Path,
     db: Path | None = DEFAULT_PATH,
     config: Path | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> None:
     """Run the server until SIGINT or SIGTERM, then close sessions and stop cleanly.
 
     `db` is the database file (created on first start; `perudo_ssh.store`); `config` the
     configuration file whose `[admins]` are the admins (read again when it changes; None:
-    no admins). Raises `StoreError` if the database cannot be used, `ConfigError` if the
-    configuration is malformed, before listening."""
+    no admins); `limits` the server's limits (`perudo_ssh.limits.Limits`). Raises
+    `StoreError` if the database cannot be used, `ConfigError` if the configuration is
+    malformed, before listening."""
     admins = AdminList(config) if config is not None else None
     store = await Store.open(db or DEFAULT_PATH)
     archive = GameArchive(store, after_game=update_ratings)
     log.info("database %s", store.path)
     try:
         acceptor, lobby = await start_game_server(
-            host, port, host_key_dir, archive=archive, admins=admins
+            host, port, host_key_dir, archive=archive, admins=admins, limits=limits
         )
     except BaseException:
         await store.close()

@@ -14,8 +14,11 @@ here; F2 switches language at any time (`action_language`).
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
@@ -23,16 +26,18 @@ from textual.screen import Screen
 from perudo_ssh import protocol
 from perudo_ssh.i18n import LANGUAGE_NAMES, LANGUAGES, N_, Terms, Translator, next_language
 from perudo_ssh.i18n import translator as translator_for
+from perudo_ssh.logs import log_event
 from screens.admin import AdminScreen
 from screens.chat import ChatLogs, chat_arrived
 from screens.help import HelpScreen
 from screens.lobby import LobbyScreen
 from screens.messages import LobbyEventArrived, Send
 from screens.refusals import refusal_text, say
-from screens.rules import RulesScreen
+from screens.rules import RulesScreen, table_settings
 from screens.table import TableScreen
 
 if TYPE_CHECKING:
+    from perudo_ssh.limits import Limits
     from perudo_ssh.session import LobbySession
     from perudo_ssh.store import Account, Store
 
@@ -45,6 +50,27 @@ ARRIVAL_SECONDS = 12.0
 """How long the notice on arrival (a name taken, a guest) stays on screen."""
 ANNOUNCEMENT_SECONDS = 15.0
 """How long an admin's announcement stays on screen."""
+IDLE_CHECK_SECONDS = 10.0
+"""How often the lobby idle timeout is looked at (so it ends a session up to this late)."""
+IDLE = "idle in the lobby"
+"""The app's return value when the lobby idle timeout ended it (never shown: `farewell` is)."""
+
+
+def idle_farewell(tr: Translator, seconds: float) -> str:
+    """Why an idle session was ended, in `tr`'s language: idle in the lobby for `seconds`
+    (in minutes from a minute on, rounded)."""
+    if seconds >= 60:
+        minutes = round(seconds / 60)
+        return tr.n_(
+            "You were idle in the lobby for {n} minute.",
+            "You were idle in the lobby for {n} minutes.",
+            minutes,
+        )
+    return tr.n_(
+        "You were idle in the lobby for {n} second.",
+        "You were idle in the lobby for {n} seconds.",
+        round(seconds),
+    )
 
 
 class PerudoApp(App[str | None]):
@@ -54,7 +80,11 @@ class PerudoApp(App[str | None]):
     translates into it, for every screen. `return_value` after exit is the Goodbye reason
     (the English message id), if the lobby ended the session, and `farewell` that reason
     translated with its args, which the SSH layer prints once the app has left the terminal
-    (`perudo_ssh.ssh.session`)."""
+    (`perudo_ssh.ssh.session`).
+
+    `lobby_idle_timeout` (seconds, 0: never; `Limits.lobby_idle_timeout`) ends the session,
+    with a farewell saying why, once it has been in the lobby — at no table — that long with
+    no key, mouse or paste from the player (`check_lobby_idle`, on `clock`, monotonic seconds)."""
 
     CSS_PATH = "perudo.tcss"
     TITLE = "perudo-ssh"
@@ -69,8 +99,20 @@ class PerudoApp(App[str | None]):
         Binding("A,ctrl+a", "admin", N_("Admin"), key_display="A", show=False),
     ]
 
-    def __init__(self, session: LobbySession, language: str = "en") -> None:
+    def __init__(
+        self,
+        session: LobbySession,
+        language: str = "en",
+        *,
+        lobby_idle_timeout: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         super().__init__()
+        self.lobby_idle_timeout = lobby_idle_timeout
+        self.clock = clock
+        self.last_input = clock()
+        """When the player last pressed a key, used the mouse or pasted (`clock` seconds);
+        time at a table counts as input too."""
         self.language = language if language in LANGUAGES else "en"
         self.tr: Translator = translator_for(self.language)
         self.session = session
@@ -99,6 +141,9 @@ class PerudoApp(App[str | None]):
         return LobbyScreen()
 
     def on_mount(self) -> None:
+        if self.lobby_idle_timeout > 0:
+            every = min(IDLE_CHECK_SECONDS, self.lobby_idle_timeout)
+            self.set_interval(every, self.check_lobby_idle)
         self.run_worker(self._receive(), name="lobby-events", exit_on_error=False)
         if self.arrival_notice is not None:
             text, args = self.arrival_notice
@@ -106,6 +151,30 @@ class PerudoApp(App[str | None]):
 
     def on_unmount(self) -> None:
         self.session.close()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.InputEvent | events.Paste) and not event.is_forwarded:
+            self.last_input = self.clock()
+        await super().on_event(event)
+
+    def check_lobby_idle(self) -> bool:
+        """End the session if it has been idle in the lobby for `lobby_idle_timeout`
+        seconds: `farewell` says so and the app exits with `IDLE`. Time at a table (playing
+        or watching) is not idle, nor is an admin's time on the admin screen. Returns whether
+        it ended the session."""
+        timeout = self.lobby_idle_timeout
+        if timeout <= 0 or self.farewell is not None:  # off, or already leaving
+            return False
+        now = self.clock()
+        if self.table is not None or isinstance(self.screen, AdminScreen):
+            self.last_input = now  # at a table, or an admin watching the server
+            return False
+        if now - self.last_input < timeout:
+            return False
+        self.farewell = idle_farewell(self.tr, timeout)
+        log_event(log, "lobby_idle", name=self.player_name, seconds=timeout)
+        self.exit(IDLE)
+        return True
 
     async def _receive(self) -> None:
         """Forward every lobby event to the app as a message, until Goodbye."""
@@ -265,7 +334,7 @@ class PerudoApp(App[str | None]):
             options = self.table.game.options
         if self.table is not None and self.table.options is not None:  # before a game too
             options = self.table.options
-        self.push_screen(HelpScreen(options))
+        self.push_screen(HelpScreen(options, table_settings(self.table)))
 
     def action_rules(self) -> None:
         """The rules panel (`i`, RULES.md §7): the rules of the table here; in the lobby, of
@@ -279,7 +348,7 @@ class PerudoApp(App[str | None]):
             options = self.table.options or (game.options if game is not None else None)
         elif (chosen := getattr(self.screen, "chosen_options", None)) is not None:
             options = chosen()
-        self.push_screen(RulesScreen(options))
+        self.push_screen(RulesScreen(options, settings=table_settings(self.table)))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The admin key is there for admins only (hidden and inert for anyone else)."""
@@ -314,7 +383,11 @@ class PerudoApp(App[str | None]):
         log.warning("refused to suspend the server process")
 
 
-def make_app(session: LobbySession, language: str = "en") -> PerudoApp:
+def make_app(
+    session: LobbySession, language: str = "en", limits: Limits | None = None
+) -> PerudoApp:
     """The app for one connection, attached to `session` (closed when the app ends), in
-    `language` (see `perudo_ssh.i18n.language_of` for a client's LANG)."""
-    return PerudoApp(session, language)
+    `language` (see `perudo_ssh.i18n.language_of` for a client's LANG), ending itself after
+    `limits.lobby_idle_timeout` idle in the lobby (never without `limits`)."""
+    idle = limits.lobby_idle_timeout if limits is not None else 0.0
+    return PerudoApp(session, language, lobby_idle_timeout=idle)

@@ -4,7 +4,7 @@ session sent to the lobby and received from it."""
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +13,7 @@ import pytest
 
 from perudo_ssh import protocol
 from perudo_ssh.archive import GameArchive
+from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.serve import start_game_server, update_ratings
 from perudo_ssh.store import Store
@@ -71,7 +72,11 @@ async def game_server(tmp_path: Path) -> AsyncIterator[GameServer]:
 @dataclass
 class StoredServer:
     """The real server with a store (`--db`) in `db`, instant bots and seeded dice; it can be
-    stopped and started again on the same database and host key (`restart`)."""
+    stopped and started again on the same database and host key (`restart`).
+
+    `lobby_options` are `Lobby` arguments over those defaults (`timer_scale`, `bot_delay`, …),
+    `limits` the server's; `prepare(lobby)`, if given, is called with each new lobby before
+    the server starts (to tap or steer its sessions)."""
 
     db: Path
     host_keys: Path
@@ -80,13 +85,19 @@ class StoredServer:
     store: Store | None = None
     archive: GameArchive | None = None
     acceptor: asyncssh.SSHAcceptor | None = None
+    lobby_options: dict[str, object] = field(default_factory=dict)
+    limits: Limits = DEFAULT_LIMITS
+    prepare: Callable[[Lobby], None] | None = None
 
     async def start(self) -> None:
         self.store = await Store.open(self.db)
         self.archive = GameArchive(self.store, after_game=update_ratings)
-        self.lobby = Lobby(bot_delay=(0, 0), reveal_timeout=60, rng=random.Random(7))
+        options = {"bot_delay": (0, 0), "reveal_timeout": 60, "rng": random.Random(7)}
+        self.lobby = Lobby(**{**options, **self.lobby_options})  # type: ignore[arg-type]
+        if self.prepare is not None:
+            self.prepare(self.lobby)
         self.acceptor, _ = await start_game_server(
-            "127.0.0.1", 0, self.host_keys, self.lobby, archive=self.archive
+            "127.0.0.1", 0, self.host_keys, self.lobby, archive=self.archive, limits=self.limits
         )
         self.port = self.acceptor.get_port()
 

@@ -35,7 +35,8 @@ KEYS = {
 class Terminal:
     """One SSH session seen through a pyte screen of `size` (columns, rows).
 
-    `raw` keeps every byte received, to audit what reached the client."""
+    `raw` keeps every byte received (standard output and error, as a terminal shows both),
+    to audit what reached the client."""
 
     def __init__(self, size: tuple[int, int] = (80, 24)) -> None:
         self.screen = pyte.Screen(*size)
@@ -53,9 +54,13 @@ class Terminal:
         username: str,
         key: asyncssh.SSHKey | None,
         env: dict[str, str] | None = None,
+        window: int | None = None,
     ) -> None:
         """Log in on 127.0.0.1:`port` with `key` (or as a keyboard-interactive guest),
-        sending the environment variables `env` (as OpenSSH's SendEnv does, e.g. LANG)."""
+        sending the environment variables `env` (as OpenSSH's SendEnv does, e.g. LANG);
+        `window` is the session channel's SSH receive window in bytes (asyncssh's default,
+        2 MiB, when None; a small one makes a client that stops reading hold the server
+        back soon)."""
         self.conn = await asyncssh.connect(
             "127.0.0.1",
             port,
@@ -68,7 +73,12 @@ class Terminal:
         )
         cols, rows = self.screen.columns, self.screen.lines
         self.process = await self.conn.create_process(
-            term_type="xterm-256color", term_size=(cols, rows), encoding=None, env=env or {}
+            term_type="xterm-256color",
+            term_size=(cols, rows),
+            encoding=None,
+            env=env or {},
+            stderr=asyncssh.STDOUT,  # one terminal shows both, as a real one does
+            **({} if window is None else {"window": window}),
         )
         self._reader = asyncio.create_task(self._read())
 
@@ -115,6 +125,12 @@ class Terminal:
                     await self.changed.wait()
         except TimeoutError:
             raise AssertionError(f"timed out waiting for {what!r}:\n{self.text}") from None
+
+    async def ended(self, timeout: float = 10.0) -> int | None:
+        """Wait (bounded) until the server ends the session; its exit status (None: none)."""
+        assert self._reader is not None and self.process is not None
+        await asyncio.wait_for(asyncio.shield(self._reader), timeout)
+        return self.process.exit_status
 
     async def close(self) -> None:
         if self.conn is not None:

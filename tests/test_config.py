@@ -75,7 +75,7 @@ def test_fingerprints_are_openssh_sha256() -> None:
 
 
 PORT = "port must be a whole number from 0 to 65535, not "
-UNKNOWN = "unknown table or setting {!r} (known: [server], [admins])"
+UNKNOWN = "unknown table or setting {!r} (known: [server], [admins], [limits])"
 
 
 @pytest.mark.parametrize(

@@ -23,8 +23,8 @@ from textual.app import App, ComposeResult
 from textual.css.query import NoMatches
 from textual.widgets import Input, Label, Static
 
+from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.ssh import driver as driver_module
-from perudo_ssh.ssh import session as session_module
 from perudo_ssh.ssh.server import Login, start_server
 from tests.sshterm import Guest, until
 
@@ -133,8 +133,10 @@ def ssh_client_key() -> asyncssh.SSHKey:
 
 
 @pytest.fixture
-async def ssh_server(tmp_path: Path) -> AsyncIterator[Server]:
+async def ssh_server(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Server]:
+    """The server with `HelloApp`; with the limits given as the fixture's param, if any."""
     server = Server(port=0, host_key_dir=tmp_path / "host_keys")
+    limits = getattr(request, "param", DEFAULT_LIMITS)
 
     def factory(login: Login) -> App[Any]:
         app = HelloApp(login)
@@ -142,7 +144,7 @@ async def ssh_server(tmp_path: Path) -> AsyncIterator[Server]:
         server.apps.append(weakref.ref(app))
         return app
 
-    acceptor = await start_server(factory, port=0, host_key_dir=server.host_key_dir)
+    acceptor = await start_server(factory, port=0, host_key_dir=server.host_key_dir, limits=limits)
     server.port = acceptor.get_port()
     yield server
     acceptor.close()
@@ -401,7 +403,10 @@ async def test_crash_ends_only_that_session(
         completed = await _finish(crashing)
     assert completed.exit_status == 1
     assert b"something went wrong" in completed.stderr
-    assert any("crashed" in r.message and "RuntimeError: boom" in r.message for r in caplog.records)
+    assert any(
+        getattr(r, "event", None) == "session_crashed" and "RuntimeError: boom" in r.fields["exc"]
+        for r in caplog.records
+    )
     other.proc.change_terminal_size(90, 20)
     await other.expect("size=90x20")
     other.send(b"q")
@@ -468,13 +473,12 @@ async def test_random_garbage_does_not_hurt_other_sessions(
     await _close(terminal)
 
 
+@pytest.mark.parametrize("ssh_server", [Limits(output_buffer_bytes=64 * 1024)], indirect=True)
 async def test_client_that_stops_reading_is_dropped(
     ssh_server: Server,
     ssh_client_key: asyncssh.SSHKey,
-    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    monkeypatch.setattr(session_module, "MAX_OUTPUT_BUFFER", 64 * 1024)
     conn = await _connect(ssh_server, ssh_client_key)
     proc = await conn.create_process(
         term_type="xterm", term_size=(80, 24), encoding=None, window=16 * 1024
@@ -485,6 +489,11 @@ async def test_client_that_stops_reading_is_dropped(
     with caplog.at_level(logging.WARNING, logger="perudo_ssh"):
         terminal.send(b"f")
         await asyncio.wait_for(conn.wait_closed(), TIMEOUT)
-    assert any("output unread" in record.message for record in caplog.records)
+    assert any(
+        getattr(r, "event", None) == "client_dropped"
+        and r.fields["reason"] == "output_unread"
+        and r.fields["limit"] == 64 * 1024
+        for r in caplog.records
+    )
     (app_ref,) = ssh_server.apps
     await until(lambda: app_ref() is None, "the flooding app to end")

@@ -26,6 +26,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from typing import Any
 
 from perudo_ssh.i18n import N_, Translator, language_of, translator
 from perudo_ssh.moderation import host_of
@@ -241,7 +242,8 @@ class CommandSession(AppSession):
     """A session channel that plays the game like `AppSession`, or runs one whitelisted
     command (`run_command`) when the client asked for one, then exits with its status.
     Subsystems (SFTP) stay refused. `banned_keys()` gives the fingerprints under a ban in
-    force (none when None)."""
+    force (none when None). `limits` are `AppSession`'s keywords (`limits`, `sessions`,
+    `address`): they apply when it plays the game."""
 
     def __init__(
         self,
@@ -253,8 +255,9 @@ class CommandSession(AppSession):
         store: Store,
         account: Account | None,
         banned_keys: Callable[[], Collection[str]] | None = None,
+        **limits: Any,
     ) -> None:
-        super().__init__(app_factory, username, fingerprint, peer)
+        super().__init__(app_factory, username, fingerprint, peer, **limits)
         self._store = store
         self._banned_keys = banned_keys
         self._account = account

@@ -16,6 +16,8 @@ from textual.driver import Driver
 from textual.geometry import Size
 from textual.message import Message
 
+from perudo_ssh.limits import DEFAULT_LIMITS
+from perudo_ssh.logs import log_event
 from perudo_ssh.ssh.terminal_input import TerminalInput
 
 if TYPE_CHECKING:
@@ -23,8 +25,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-MAX_PASTE = 64 * 1024
-"""Longest bracketed paste passed to the app, in characters; the rest is dropped."""
+MAX_PASTE = DEFAULT_LIMITS.max_paste
+"""The default of `Limits.max_paste`: longest bracketed paste passed to the app, in
+characters; the rest is dropped."""
 
 # Kitty keyboard protocol flags, as LinuxDriver sets them: disambiguate escape
 # codes (a lone Escape arrives as a sequence), report all keys, associated text.
@@ -55,7 +58,8 @@ class SSHDriver(Driver):
     """Textual driver for one SSH session.
 
     Textual builds it as `driver_class(app, debug=..., mouse=..., size=...)`; give
-    the app `functools.partial(SSHDriver, terminal=session)` as its driver class.
+    the app `functools.partial(SSHDriver, terminal=session, max_paste=...)` as its driver
+    class. `max_paste` is the longest bracketed paste passed on, in characters.
     """
 
     def __init__(
@@ -66,10 +70,11 @@ class SSHDriver(Driver):
         mouse: bool = True,
         size: tuple[int, int] | None = None,
         terminal: SessionTerminal,
+        max_paste: int = MAX_PASTE,
     ) -> None:
         super().__init__(app, debug=debug, mouse=mouse, size=size)
         self._terminal = terminal
-        self._input = TerminalInput(max_paste=MAX_PASTE)
+        self._input = TerminalInput(max_paste=max_paste)
         self._input_enabled = False
         self._output: list[str] = []
         self._flush_handle: asyncio.Handle | None = None
@@ -148,7 +153,7 @@ class SSHDriver(Driver):
         """Parse bytes typed by the client and post the resulting events to the app.
 
         Returns what that cost: (characters parsed, messages posted). Paste beyond
-        `MAX_PASTE` is dropped unparsed and costs nothing."""
+        `max_paste` is dropped unparsed and costs nothing."""
         if not self._input_enabled:
             return 0, 0
         parsed = self._input.parsed
@@ -173,6 +178,13 @@ class SSHDriver(Driver):
         size = Size(width, height)
         self.send_message(events.Resize(size, size))
 
+    def process_message(self, message: Message) -> None:
+        """As the base driver; but a button pressed again without a release is kept once (the
+        base driver's list of pressed buttons grew by one for every press report sent)."""
+        super().process_message(message)
+        if len(self._down_buttons) > 3:
+            self._down_buttons[:] = dict.fromkeys(self._down_buttons)
+
     def send_message(self, message: Message) -> None:
         """Post `message` to the app; we are always on the app's own loop and thread."""
         self._app.post_message(message)
@@ -181,7 +193,7 @@ class SSHDriver(Driver):
 
     def open_url(self, url: str, new_tab: bool = True) -> None:
         """Refuse: the base driver would open a browser on the server."""
-        logger.info("refused to open URL %r for an SSH session", url)
+        log_event(logger, "url_refused", url=url[:200])
         self._app.notify("Opening links is not available over SSH.", severity="warning")
 
     def deliver_binary(
@@ -197,7 +209,7 @@ class SSHDriver(Driver):
     ) -> None:
         """Refuse: the base driver would write the file (e.g. a screenshot) on the server."""
         binary.close()
-        logger.info("refused to save %s for an SSH session", save_path.name)
+        log_event(logger, "file_refused", name=save_path.name[:200])
         self._app.notify("Saving files is not available over SSH.", severity="warning")
         error = PermissionError("file delivery is disabled over SSH")
         self.send_message(events.DeliveryFailed(key=delivery_key, exception=error, name=name))

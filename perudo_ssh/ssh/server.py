@@ -21,6 +21,14 @@ authentication banner saying until when and why, then every authentication metho
 (a banned key does not come in as a guest either) and the connection is closed, so that the
 client asks for nothing more; a new session on a connection whose key or address was banned
 since is refused too.
+
+Limits (issue 5, item 4) are the server's `Limits`: the login timeout and SSH keepalive of
+every connection, and the app sessions the server, one address and one key may hold at once,
+counted by one `SessionCounts` shared by all its connections (a session past a limit is told
+which in its terminal). Connections, logins and refusals are logged as events
+(`perudo_ssh.logs.log_event`): connection_opened, connection_closed, login_ok,
+login_refused, login_timeout, session_refused, listening; the sessions log theirs
+(`perudo_ssh.ssh.session`).
 """
 
 from __future__ import annotations
@@ -37,30 +45,31 @@ from typing import TYPE_CHECKING, Any
 import asyncssh
 
 from perudo_ssh.i18n import N_
+from perudo_ssh.limits import DEFAULT_LIMITS, Limits
+from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import normal_address
 from perudo_ssh.names import clean_name
+from perudo_ssh.ssh.admission import SessionCounts
 from perudo_ssh.ssh.commands import CommandSession
 from perudo_ssh.ssh.hostkey import load_or_create_host_key
 from perudo_ssh.ssh.isolation import install_redirect_guard
 from perudo_ssh.ssh.login import AppFactory, Login
 from perudo_ssh.ssh.session import AppSession
+from perudo_ssh.ssh.terminal_input import format_error
 from perudo_ssh.store import Account, Store, claimable_name
 
 if TYPE_CHECKING:
     from textual.app import App
 
-__all__ = ["AppFactory", "BanCheck", "Login", "start_server"]
+__all__ = ["AppFactory", "BanCheck", "Limits", "Login", "SessionCounts", "start_server"]
 
 logger = logging.getLogger(__name__)
 
 MAX_SESSIONS_PER_CONNECTION = 4
 """Session channels one connection may hold open at once (OpenSSH multiplexing)."""
 
-KEEPALIVE_INTERVAL = 30.0
-"""Seconds between keepalives; three unanswered ones drop a vanished client."""
-
-LOGIN_TIMEOUT = 30.0
-"""Seconds a client has to finish logging in."""
+LOGIN_TIMEOUT_EXPIRED = "Login timeout expired"
+"""What asyncssh's login timer closes a connection with."""
 
 BanCheck = Callable[[str | None, str | None, Collection[str]], str | None]
 """`(key fingerprint or None, IP address or None, the other keys of that key's account)` ->
@@ -106,8 +115,14 @@ async def identify(
     asked = clean_name(username)
     try:
         claim = await store.claim_key(fingerprint, asked)
-    except Exception:
-        logger.exception("could not read the account of key %s", fingerprint)
+    except Exception as error:
+        log_event(
+            logger,
+            "account_unreadable",
+            level=logging.ERROR,
+            fingerprint=fingerprint,
+            exc=format_error(error),
+        )
         return Identity(name=f"guest-{next(guests)}", notice=NO_ACCOUNT)
     account = claim.account
     args = {"name": account.name, "asked": asked}
@@ -132,8 +147,13 @@ class _PerudoServer(asyncssh.SSHServer):
         guests: Iterator[int] | None = None,
         bans: BanCheck | None = None,
         banned_keys: Callable[[], Collection[str]] | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+        counts: SessionCounts | None = None,
     ) -> None:
         self._app_factory = app_factory
+        self._limits = limits
+        self._counts = counts
+        self._authenticated = False
         self._store = store
         self._bans = bans
         self._banned_keys = banned_keys
@@ -154,13 +174,16 @@ class _PerudoServer(asyncssh.SSHServer):
         peername = conn.get_extra_info("peername")
         self._peer = _format_peer(peername)
         self._address = normal_address(str(peername[0])) if peername else None
-        logger.debug("connection from %s", self._peer)
+        log_event(logger, "connection_opened", peer=self._peer)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if exc is not None:
-            # str(): a log record holding the exception would hold, through its
-            # traceback's frames, whatever app was writing when the pipe broke.
-            logger.info("connection from %s lost: %s", self._peer, str(exc))
+        # str(): a log record holding the exception would hold, through its traceback's
+        # frames, whatever app was writing when the pipe broke.
+        reason = str(exc) if exc is not None else None
+        if not self._authenticated and reason == LOGIN_TIMEOUT_EXPIRED:
+            timeout = self._limits.login_timeout
+            log_event(logger, "login_timeout", peer=self._peer, seconds=timeout)
+        log_event(logger, "connection_closed", peer=self._peer, reason=reason)
 
     def _ban_banner(self, fingerprint: str | None) -> str | None:
         """The banner of a ban in force on key `fingerprint`, a key of its account (as far
@@ -180,7 +203,9 @@ class _PerudoServer(asyncssh.SSHServer):
         if banner is None:
             return False
         self._banned = True
-        logger.info("refused banned %s from %s", fingerprint or "address", self._peer)
+        log_event(
+            logger, "login_refused", peer=self._peer, fingerprint=fingerprint, reason="banned"
+        )
         if self._conn is not None:
             self._conn.send_auth_banner(banner)
             # then the connection ends (the banner is sent first; nothing after): with every
@@ -235,12 +260,15 @@ class _PerudoServer(asyncssh.SSHServer):
         return True  # success with no prompts
 
     def auth_completed(self) -> None:
+        self._authenticated = True
         self._fingerprint = self._offered_fingerprint
-        logger.info(
-            "login %r from %s with %s",
-            self._username,
-            self._peer,
-            self._fingerprint or "no key (guest)",
+        log_event(
+            logger,
+            "login_ok",
+            peer=self._peer,
+            username=self._username[:64],
+            fingerprint=self._fingerprint,
+            guest=self._fingerprint is None,
         )
         if self._store is not None:
             # asyncssh does not wait for this method before it takes channel requests, so
@@ -263,16 +291,35 @@ class _PerudoServer(asyncssh.SSHServer):
 
     def _new_session(self, identity: Identity | None) -> AppSession | bool:
         """A session for this connection, or False past `MAX_SESSIONS_PER_CONNECTION` or
-        when its key, its account's or its address was banned since it logged in."""
+        when its key, its account's or its address was banned since it logged in. (The
+        server's session limits are met once the session starts: see `AppSession`.)"""
+        peer, fingerprint = self._peer, self._fingerprint
         if self._ban_banner(self._fingerprint) is not None:
-            logger.info("refused a session of banned %s", self._fingerprint or self._peer)
+            log_event(
+                logger, "session_refused", peer=peer, fingerprint=fingerprint, reason="banned"
+            )
             return False
         if sum(not session.closed for session in self._sessions) >= MAX_SESSIONS_PER_CONNECTION:
-            logger.info("refused extra session from %s", self._peer)
+            log_event(
+                logger,
+                "session_refused",
+                peer=peer,
+                fingerprint=fingerprint,
+                reason="connection_full",
+                limit=MAX_SESSIONS_PER_CONNECTION,
+            )
             return False
         session: AppSession
         if identity is None or self._store is None:
-            session = AppSession(self._app_factory, self._username, self._fingerprint, self._peer)
+            session = AppSession(
+                self._app_factory,
+                self._username,
+                self._fingerprint,
+                self._peer,
+                limits=self._limits,
+                sessions=self._counts,
+                address=self._address,
+            )
         else:
             session = CommandSession(
                 _with_identity(self._app_factory, identity),
@@ -282,6 +329,9 @@ class _PerudoServer(asyncssh.SSHServer):
                 store=self._store,
                 account=identity.account,
                 banned_keys=self._banned_keys,
+                limits=self._limits,
+                sessions=self._counts,
+                address=self._address,
             )
         self._sessions.add(session)
         return session
@@ -293,8 +343,14 @@ async def _other_keys(store: Store, fingerprint: str) -> tuple[str, ...]:
     try:
         account = await store.account_for_key(fingerprint)
         keys = [] if account is None else await store.keys_of(account.id)
-    except Exception:
-        logger.exception("could not read the keys linked to %s", fingerprint)
+    except Exception as error:
+        log_event(
+            logger,
+            "linked_keys_unreadable",
+            level=logging.ERROR,
+            fingerprint=fingerprint,
+            exc=format_error(error),
+        )
         return ()
     return tuple(k.fingerprint for k in keys if k.fingerprint != fingerprint)
 
@@ -324,6 +380,8 @@ async def start_server(
     store: Store | None = None,
     bans: BanCheck | None = None,
     banned_keys: Callable[[], Collection[str]] | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    sessions: SessionCounts | None = None,
 ) -> asyncssh.SSHAcceptor:
     """Listen for SSH clients; run `app_factory(login)` for each PTY session.
 
@@ -337,14 +395,20 @@ async def start_server(
     refused (the module's docstring); `banned_keys()` gives the fingerprints under a ban,
     which `ssh host link CODE` refuses to join to an account.
 
+    `limits` sets the login timeout, the keepalive, the session limits and each session's
+    input and output limits (`perudo_ssh.limits.Limits`). The live app sessions are counted
+    in `sessions`, against its own limits (a new `SessionCounts(limits)` when None; pass one
+    to read the counts, or to share them between listeners).
+
     Raises:
         OSError: the host key cannot be read or written, or the port is taken.
     """
     install_redirect_guard()
     host_key = load_or_create_host_key(host_key_dir)
     guests = itertools.count(1)
+    counts = sessions if sessions is not None else SessionCounts(limits)
     acceptor = await asyncssh.create_server(
-        lambda: _PerudoServer(app_factory, store, guests, bans, banned_keys),
+        lambda: _PerudoServer(app_factory, store, guests, bans, banned_keys, limits, counts),
         host,
         port,
         server_host_keys=[host_key],
@@ -355,14 +419,15 @@ async def start_server(
         allow_scp=False,
         sftp_factory=None,
         password_auth=False,
-        keepalive_interval=KEEPALIVE_INTERVAL,
-        keepalive_count_max=3,
-        login_timeout=LOGIN_TIMEOUT,
+        keepalive_interval=limits.keepalive_interval,
+        keepalive_count_max=limits.keepalive_count_max,
+        login_timeout=limits.login_timeout,
     )
-    logger.info(
-        "listening on %s:%d, host key %s",
-        host,
-        acceptor.get_port(),
-        host_key.get_fingerprint("sha256"),
+    log_event(
+        logger,
+        "listening",
+        host=host,
+        port=acceptor.get_port(),
+        host_key=host_key.get_fingerprint("sha256"),
     )
     return acceptor

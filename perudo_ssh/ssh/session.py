@@ -4,6 +4,13 @@ An app may leave a `farewell` attribute (a str: why it ended, in the player's la
 it has exited and left the terminal as it found it, that is written as one plain line,
 `perudo-ssh: <farewell>`, so that it stays on the client's terminal after `ssh` exits (the
 app's own screen is gone with the alternate screen).
+
+Limits (issue 5, item 4) come from the server's `Limits`: the input rate and largest paste, the
+output a client may leave unread before it is dropped, and, through a shared `SessionCounts`,
+how many app sessions the server, an address and a key may hold at once — a session past one
+of those is told so in one line and ends with exit status 1. What happens is logged as events
+(`perudo_ssh.logs.log_event`): session_started, session_ended, session_crashed,
+session_refused, client_dropped, exec_refused, subsystem_refused.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import time
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast
@@ -19,7 +27,10 @@ import asyncssh
 
 from perudo_ssh.chat import clean_chat
 from perudo_ssh.i18n import N_, language_of, translator
+from perudo_ssh.limits import DEFAULT_LIMITS, Limits
+from perudo_ssh.logs import log_event
 from perudo_ssh.names import clean_name
+from perudo_ssh.ssh.admission import Admission, SessionCounts
 from perudo_ssh.ssh.driver import SSHDriver
 from perudo_ssh.ssh.isolation import color_system_for, isolate_app
 from perudo_ssh.ssh.login import AppFactory, Login
@@ -31,8 +42,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-MAX_OUTPUT_BUFFER = 1024 * 1024
-"""Bytes of output waiting for a client that stopped reading before it is dropped."""
+MAX_OUTPUT_BUFFER = DEFAULT_LIMITS.output_buffer_bytes
+"""The default of `Limits.output_buffer_bytes`: bytes of output waiting for a client that
+stopped reading before it is dropped."""
 
 MAX_SIZE = (500, 250)
 """Largest terminal (width, height) honoured; bigger requests are clamped. A full paint
@@ -41,11 +53,12 @@ a big terminal on a slow link is dropped on its first screen (1000x500 was ~1 MB
 
 DEFAULT_SIZE = (80, 24)
 
-INPUT_RATE = 16 * 1024
-"""Sustained input parsed per session, characters per second (typing and mouse are far less;
-a paste beyond `driver.MAX_PASTE` is dropped unparsed and not counted)."""
+INPUT_RATE = DEFAULT_LIMITS.input_bytes_per_second
+"""The default of `Limits.input_bytes_per_second`: sustained input parsed per session,
+characters per second (typing and mouse are far less; a paste beyond `Limits.max_paste` is
+dropped unparsed and not counted)."""
 INPUT_BURST = 128 * 1024
-"""Input parsed at once above the sustained rate (a paste)."""
+"""Input parsed at once above the sustained rate (a paste), or the sustained rate if more."""
 EVENT_RATE = 200
 """Sustained input events (keys, mouse reports, pastes) given to the app per second. Each
 costs the app a fraction of a millisecond: one-byte keys at `INPUT_RATE` would take a whole
@@ -94,12 +107,13 @@ def locale_of(env: Mapping[str, str]) -> str | None:
     return None
 
 
-def client_text(message: str, lang: str | None) -> bytes:
-    """`message` (an `N_` id) in the language of locale `lang`, as one terminal line.
+def client_text(message: str, lang: str | None, /, **args: object) -> bytes:
+    """`message` (an `N_` id, with its named `args`) in the language of locale `lang`, as one
+    terminal line.
 
-    Said by the SSH layer itself when no app runs (no PTY, a command, a crash), so it is
-    translated here, for this one client, from the locale it sent."""
-    return translator(language_of(lang))._(message).encode() + b"\r\n"
+    Said by the SSH layer itself when no app runs (no PTY, a command, a crash, a session
+    limit), so it is translated here, for this one client, from the locale it sent."""
+    return translator(language_of(lang))._(message, **args).encode() + b"\r\n"
 
 
 def farewell_line(farewell: object) -> bytes | None:
@@ -155,15 +169,32 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
     Refuses exec requests, subsystems (SFTP) and sessions without a PTY with a
     one-line message and exit status 1. Ends with the app's return code (0 for a
     plain `App.exit()`), or 1 and a short apology if the app crashed.
+
+    `limits` gives the input rate, the largest paste and the output left unread before the
+    client is dropped. With `sessions`, the app starts only if `sessions.admit(address,
+    fingerprint)` admits it (`address` the client's IP address); else the client is told
+    which limit it met, exit status 1.
     """
 
     def __init__(
-        self, app_factory: AppFactory, username: str, fingerprint: str | None, peer: str
+        self,
+        app_factory: AppFactory,
+        username: str,
+        fingerprint: str | None,
+        peer: str,
+        *,
+        limits: Limits = DEFAULT_LIMITS,
+        sessions: SessionCounts | None = None,
+        address: str | None = None,
     ) -> None:
         self._app_factory = app_factory
         self._username = username
         self._fingerprint = fingerprint
         self._peer = peer
+        self._limits = limits
+        self._sessions = sessions
+        self._address = address
+        self._admission: Admission | None = None
         self._loop = asyncio.get_running_loop()
         self._chan: asyncssh.SSHServerChannel[bytes] | None = None
         self._refusal: str | None = None
@@ -175,7 +206,8 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         self._pending = bytearray()
         self._reading_paused = False
         self._pump_handle: asyncio.Handle | None = None
-        self._bucket = _TokenBucket(INPUT_RATE, INPUT_BURST, self._loop.time())
+        rate = limits.input_bytes_per_second
+        self._bucket = _TokenBucket(rate, max(INPUT_BURST, rate), self._loop.time())
         self._events = _TokenBucket(EVENT_RATE, EVENT_BURST, self._loop.time())
         self._messages = _TokenBucket(MESSAGE_RATE, MESSAGE_BURST, self._loop.time())
         self._resize_handle: asyncio.TimerHandle | None = None
@@ -202,12 +234,12 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
 
     def exec_requested(self, command: str) -> bool:
         # Accepted only to answer with a message; the command is never run.
-        logger.info("refused exec request %r from %s", command[:80], self._peer)
+        log_event(logger, "exec_refused", peer=self._peer, command=command[:80])
         self._refusal = EXEC_MESSAGE
         return True
 
     def subsystem_requested(self, subsystem: str) -> bool:
-        logger.info("refused subsystem %r from %s", subsystem[:80], self._peer)
+        log_event(logger, "subsystem_refused", peer=self._peer, subsystem=subsystem[:80])
         return False
 
     def session_started(self) -> None:
@@ -219,6 +251,21 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             chan.write_stderr(client_text(self._refusal or NO_PTY_MESSAGE, locale_of(env)))
             chan.exit(1)
             return
+        if self._sessions is not None:
+            admitted = self._sessions.admit(self._address, self._fingerprint)
+            if not isinstance(admitted, Admission):
+                log_event(
+                    logger,
+                    "session_refused",
+                    peer=self._peer,
+                    fingerprint=self._fingerprint,
+                    reason=admitted.reason,
+                    limit=admitted.args.get("limit"),
+                )
+                chan.write_stderr(client_text(admitted.message, locale_of(env), **admitted.args))
+                chan.exit(1)
+                return
+            self._admission = admitted
         login = Login(
             username=self._username,
             name=clean_name(self._username),
@@ -230,6 +277,13 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             size=self._size,
         )
         self._task = self._loop.create_task(self._run(login), name=f"perudo-ssh {self._peer}")
+        # released once the task is done, however it ends (even cancelled before it ran)
+        self._task.add_done_callback(self._release)
+
+    def _release(self, task: object) -> None:
+        if self._admission is not None:
+            self._admission.release()
+            self._admission = None
 
     # asyncssh callbacks: running
 
@@ -262,12 +316,14 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             return True
         if self._messages.take(1, self._loop.time()):
             return False
-        self._drop(f"more than {MESSAGE_RATE} input messages a second")
+        self._drop("flood", rate=MESSAGE_RATE, burst=MESSAGE_BURST)
         return True
 
-    def _drop(self, why: str) -> None:
-        """Cut the connection now, without waiting for the client."""
-        logger.warning("dropping %s: %s", self._peer, why)
+    def _drop(self, reason: str, **fields: object) -> None:
+        """Cut the connection now, without waiting for the client (logged: `reason`, a
+        snake_case word, and what was measured)."""
+        warning = logging.WARNING
+        log_event(logger, "client_dropped", level=warning, peer=self._peer, reason=reason, **fields)
         self._closed = True
         if self._chan is not None:
             self._chan.get_extra_info("connection").abort()
@@ -280,7 +336,7 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
                 handle.cancel()
         self._pump_handle = self._resize_handle = None
         if self._app is not None:
-            logger.info("client %s left; closing its app", self._peer)
+            logger.debug("client %s left; closing its app", self._peer)
             self._app.exit()
             self._call_later(SHUTDOWN_GRACE, self._cancel_task)
 
@@ -303,8 +359,8 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             return
         chan.write(data)
         buffered = chan.get_write_buffer_size() + self._transport_buffer_size(chan)
-        if buffered > MAX_OUTPUT_BUFFER:
-            self._drop(f"{buffered} bytes of output unread (limit {MAX_OUTPUT_BUFFER})")
+        if buffered > self._limits.output_buffer_bytes:
+            self._drop("output_unread", bytes=buffered, limit=self._limits.output_buffer_bytes)
 
     @staticmethod
     def _transport_buffer_size(chan: asyncssh.SSHServerChannel[bytes]) -> int:
@@ -368,21 +424,31 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             return
         status, crashed = 1, True
         farewell: bytes | None = None
+        started = time.monotonic()
+        peer, fingerprint, name = login.peer, login.fingerprint, login.name
         try:
             app = self._app_factory(login)
             isolate_app(app, color_system_for(login.term, login.colorterm))
-            app.driver_class = cast("type[Driver]", partial(SSHDriver, terminal=self))
+            driver = partial(SSHDriver, terminal=self, max_paste=self._limits.max_paste)
+            app.driver_class = cast("type[Driver]", driver)
             self._app = app
-            logger.info("session for %r (%s) from %s started", login.name, login.term, login.peer)
+            log_event(
+                logger,
+                "session_started",
+                peer=peer,
+                fingerprint=fingerprint,
+                name=name,
+                term=login.term,
+            )
             await app.run_async(size=login.size)
             error = getattr(app, "_exception", None)
             if error is not None:
-                logger.error("app for %s crashed:\n%s", login.peer, format_error(error))
+                self._crashed(peer, fingerprint, name, error)
             else:
                 status, crashed = app.return_code or 0, False
                 farewell = farewell_line(getattr(app, "farewell", None))
         except Exception as error:
-            logger.error("session for %s failed:\n%s", login.peer, format_error(error))
+            self._crashed(peer, fingerprint, name, error)
         finally:
             self._app = None
             self._driver = None
@@ -393,9 +459,31 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             elif farewell is not None:
                 chan.write(farewell)  # the terminal is the player's own again by now
             chan.exit(status)
-        logger.info("session for %s ended (status %d)", login.peer, status)
+        seconds = round(time.monotonic() - started, 3)
+        log_event(
+            logger,
+            "session_ended",
+            peer=peer,
+            fingerprint=fingerprint,
+            name=name,
+            status=status,
+            seconds=seconds,
+        )
+
+    @staticmethod
+    def _crashed(peer: str, fingerprint: str | None, name: str, error: BaseException) -> None:
+        """Log the crash of a session's app (the traceback as text: see `format_error`)."""
+        log_event(
+            logger,
+            "session_crashed",
+            level=logging.ERROR,
+            peer=peer,
+            fingerprint=fingerprint,
+            name=name,
+            exc=format_error(error),
+        )
 
     def _cancel_task(self) -> None:
         if self._task is not None and not self._task.done():
-            logger.warning("app for %s did not exit in time; cancelling it", self._peer)
+            log_event(logger, "app_cancelled", level=logging.WARNING, peer=self._peer)
             self._task.cancel()

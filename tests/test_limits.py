@@ -1,0 +1,429 @@
+"""The server's limits (issue 5, item 4): the settings and their `[limits]` table, the session
+counts over real SSH (the excess is refused with a message in the client's terminal, and a
+place is given back when a session ends, however it ends), the login timeout, and the lobby
+idle timeout (a pilot test on a fake clock, and once over SSH)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+import pytest
+from textual import events
+from textual.app import App, ComposeResult
+from textual.widgets import Label
+
+from perudo_ssh import protocol as P
+from perudo_ssh.config import ConfigError, parse_config
+from perudo_ssh.i18n import translator
+from perudo_ssh.limits import DEFAULT_LIMITS, Limits, limit_error
+from perudo_ssh.lobby import Lobby
+from perudo_ssh.serve import start_game_server
+from perudo_ssh.ssh.admission import Admission, SessionCounts, SessionRefusal, address_group
+from perudo_ssh.ssh.server import Login, start_server
+from screens.app import IDLE, PerudoApp, idle_farewell
+from tests.sshterm import Terminal, until
+from tests.test_screens_fakes import FakeSession, lobby_state, table_state, wait_until
+
+pytestmark = pytest.mark.timeout(30)
+
+ANA = asyncssh.generate_private_key("ssh-ed25519")
+BEN = asyncssh.generate_private_key("ssh-ed25519")
+ANA_FP = ANA.get_fingerprint("sha256")
+
+# ---- the settings ------------------------------------------------------------------------
+
+
+def test_the_defaults() -> None:
+    assert DEFAULT_LIMITS == Limits(
+        max_sessions=200,
+        max_sessions_per_address=10,
+        max_sessions_per_key=4,
+        login_timeout=30.0,
+        keepalive_interval=30.0,
+        keepalive_count_max=3,
+        lobby_idle_timeout=1800.0,
+        input_bytes_per_second=16384,
+        max_paste=65536,
+        output_queue_events=256,
+        output_buffer_bytes=1048576,
+    )
+    for name in Limits.__struct_fields__:  # each documented: unit and meaning
+        assert name in (Path(__file__).parents[1] / "README.md").read_text()
+
+
+WHOLE = "{} must be a whole number of at least {}, not {}"
+SECONDS = "{} must be a number of seconds of at least 0, not {}"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "error"),
+    [
+        ("max_sessions", -1, WHOLE.format("max_sessions", 0, -1)),
+        ("max_paste", 1.5, WHOLE.format("max_paste", 0, 1.5)),
+        ("max_sessions_per_key", True, WHOLE.format("max_sessions_per_key", 0, True)),
+        ("output_queue_events", 0, WHOLE.format("output_queue_events", 1, 0)),
+        ("keepalive_count_max", 0, WHOLE.format("keepalive_count_max", 1, 0)),
+        ("login_timeout", -0.5, SECONDS.format("login_timeout", -0.5)),
+        ("lobby_idle_timeout", "1h", SECONDS.format("lobby_idle_timeout", "'1h'")),
+        ("lobby_idle_timeout", float("inf"),
+         "lobby_idle_timeout must be a finite number of seconds (0: never), not inf"),
+        ("max_players", 3,
+         f"unknown setting 'max_players' (known: {', '.join(Limits.__struct_fields__)})"),
+    ],
+)  # fmt: skip
+def test_a_bad_limit_is_refused_naming_it(name: str, value: Any, error: str) -> None:
+    assert limit_error(name, value) == error
+    if name in Limits.__struct_fields__:
+        with pytest.raises(ValueError, match=f"^{error[:30]}"):
+            Limits(**{name: value})
+
+
+def test_the_limits_table_of_the_config_file(tmp_path: Path) -> None:
+    text = "[server]\nport = 2022\n\n[limits]\nmax_sessions = 50\nlobby_idle_timeout = 600\n"
+    config = parse_config(text, tmp_path / "perudo.toml")
+    assert config.limits == Limits(max_sessions=50, lobby_idle_timeout=600.0)
+    assert isinstance(config.limits.lobby_idle_timeout, float)
+    assert parse_config("[server]\n").limits == DEFAULT_LIMITS
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("[limits]\nmax_sessions = -3\n", 2, WHOLE.format("max_sessions", 0, -3)),
+        ("# x\n[limits]\nmax_paste = 1\nmax_pastes = 2\n", 4,
+         "unknown setting 'max_pastes' (known: "),
+        ('[limits]\nlogin_timeout = "30s"\n', 2, SECONDS.format("login_timeout", "'30s'")),
+        ("[limits]\nmax_sessions_per_key = false\n", 2,
+         WHOLE.format("max_sessions_per_key", 0, False)),
+        ("limits = 3\n", 1, "limits must be a table: [limits]"),
+    ],
+)  # fmt: skip
+def test_a_malformed_limits_table_names_the_line(text: str, line: int, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, Path("p.toml"))
+    assert str(caught.value).startswith(f"p.toml, line {line}: {message}")
+
+
+# ---- the counts --------------------------------------------------------------------------
+
+
+def test_counts_refuse_past_each_limit_and_release_once() -> None:
+    counts = SessionCounts(
+        Limits(max_sessions=4, max_sessions_per_address=2, max_sessions_per_key=1)
+    )
+    first = counts.admit("10.0.0.1", "SHA256:a")
+    assert isinstance(first, Admission)
+    assert counts.admit("10.0.0.2", "SHA256:a") == SessionRefusal(
+        "key_full",
+        "perudo-ssh: too many sessions with this key (limit: {limit}); close one and try again.",
+        {"limit": 1},
+    )
+    assert isinstance(counts.admit("10.0.0.1", None), Admission)  # a guest: by address only
+    refused = counts.admit("10.0.0.1", "SHA256:b")
+    assert isinstance(refused, SessionRefusal) and refused.reason == "address_full"
+    assert refused.args == {"limit": 2}
+    assert isinstance(counts.admit("10.0.0.2", None), Admission)
+    assert isinstance(counts.admit(None, None), Admission)  # an unknown address: total only
+    full = counts.admit("10.0.0.3", None)
+    assert isinstance(full, SessionRefusal) and full.reason == "server_full"
+    assert (counts.total, counts.of_address("10.0.0.1"), counts.of_key("SHA256:a")) == (4, 2, 1)
+    first.release()
+    first.release()  # a second release gives nothing more back
+    assert (counts.total, counts.of_address("10.0.0.1"), counts.of_key("SHA256:a")) == (3, 1, 0)
+    assert isinstance(counts.admit("10.0.0.1", "SHA256:a"), Admission)
+
+
+def test_an_ipv6_client_is_counted_by_its_64() -> None:
+    assert address_group("2001:db8:1:2:aaaa::1") == "2001:db8:1:2::/64"
+    assert address_group("::ffff:192.0.2.7") == "192.0.2.7"
+    assert address_group("192.0.2.7") == "192.0.2.7"
+    assert address_group(None) is None
+    counts = SessionCounts(Limits(max_sessions_per_address=2))
+    assert isinstance(counts.admit("2001:db8:1:2::1", None), Admission)
+    assert isinstance(counts.admit("2001:db8:1:2::ffff", None), Admission)
+    assert isinstance(counts.admit("2001:db8:1:2:3::9", None), SessionRefusal)
+    assert isinstance(counts.admit("2001:db8:1:3::1", None), Admission)  # another /64
+
+
+def test_zero_means_no_limit() -> None:
+    counts = SessionCounts(
+        Limits(max_sessions=0, max_sessions_per_address=0, max_sessions_per_key=0)
+    )
+    admitted = [counts.admit("10.0.0.1", "SHA256:a") for _ in range(500)]
+    assert all(isinstance(a, Admission) for a in admitted)
+
+
+def test_a_thousand_sessions_come_and_go_and_leave_nothing_counted() -> None:
+    counts = SessionCounts(
+        Limits(max_sessions=50, max_sessions_per_address=3, max_sessions_per_key=2)
+    )
+    rng = random.Random(5)
+    live: list[Admission] = []
+    refused = 0
+    for _ in range(1000):
+        address, key = (
+            f"10.0.0.{rng.randint(1, 40)}",
+            rng.choice([None, *[f"k{i}" for i in range(30)]]),
+        )
+        admitted = counts.admit(address, key)
+        if isinstance(admitted, Admission):
+            live.append(admitted)
+        else:
+            refused += 1
+        if live and rng.random() < 0.45:
+            live.pop(rng.randrange(len(live))).release()
+    assert refused > 50 and counts.total == len(live) <= 50
+    for admission in live:
+        admission.release()
+    assert (counts.total, counts.tracked) == (0, 0)
+
+
+# ---- over real SSH -----------------------------------------------------------------------
+
+
+class HelloApp(App[None]):
+    """Says hello, and how long a paste was; `q` quits."""
+
+    BINDINGS = [("q", "quit")]
+
+    def __init__(self, login: Login) -> None:
+        super().__init__()
+        self.login = login
+
+    def compose(self) -> ComposeResult:
+        yield Label(f"Hello {self.login.username}")
+        yield Label("", id="pasted")
+
+    def on_paste(self, event: events.Paste) -> None:
+        self.query_one("#pasted", Label).update(f"pasted={len(event.text)}")
+
+
+@asynccontextmanager
+async def hello_server(tmp_path: Path, limits: Limits) -> AsyncIterator[tuple[int, SessionCounts]]:
+    counts = SessionCounts(limits)
+    acceptor = await start_server(
+        HelloApp, port=0, host_key_dir=tmp_path / "keys", limits=limits, sessions=counts
+    )
+    try:
+        yield acceptor.get_port(), counts
+    finally:
+        acceptor.close()
+        await acceptor.wait_closed()
+
+
+async def session(port: int, name: str, key: asyncssh.SSHKey | None = None) -> Terminal:
+    """A session that got in: its app says hello."""
+    term = Terminal()
+    await term.connect(port, name, key)
+    await term.wait_for(f"Hello {name}", timeout=10)
+    return term
+
+
+async def refused_session(port: int, name: str, key: asyncssh.SSHKey | None = None) -> str:
+    """A session that was refused: what its terminal showed (exit status 1)."""
+    term = Terminal()
+    await term.connect(port, name, key)
+    assert await term.ended() == 1
+    await term.close()
+    return term.raw.decode()
+
+
+async def test_the_third_session_from_one_address_is_told_and_refused(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with hello_server(tmp_path, Limits(max_sessions_per_address=2)) as (port, counts):
+        ana, ben = await session(port, "ana", ANA), await session(port, "ben")
+        assert (counts.total, counts.of_address("127.0.0.1")) == (2, 2)
+        with caplog.at_level(logging.INFO, logger="perudo_ssh"):
+            shown = await refused_session(port, "cyd", BEN)
+        assert shown == (
+            "perudo-ssh: too many sessions from your address (limit: 2); "
+            "close one and try again.\r\n"
+        )
+        (record,) = [r for r in caplog.records if getattr(r, "event", None) == "session_refused"]
+        assert record.fields["reason"] == "address_full" and record.fields["limit"] == 2
+        assert record.fields["fingerprint"] == BEN.get_fingerprint("sha256")
+        assert counts.total == 2
+        await ben.close()  # gone: its place is given back, and the next one gets in
+        await until(lambda: counts.total == 1, "ben's place to be given back", timeout=5)
+        cyd = await session(port, "cyd", BEN)
+        for term in (ana, cyd):
+            await term.close()
+        await until(lambda: counts.total == 0, "every place to be given back", timeout=5)
+        assert counts.tracked == 0
+
+
+async def test_a_key_has_its_own_limit(tmp_path: Path) -> None:
+    limits = Limits(max_sessions_per_address=0, max_sessions_per_key=2)
+    async with hello_server(tmp_path, limits) as (port, counts):
+        terms = [await session(port, "ana", ANA), await session(port, "ana2", ANA)]
+        assert await refused_session(port, "ana3", ANA) == (
+            "perudo-ssh: too many sessions with this key (limit: 2); close one and try again.\r\n"
+        )
+        terms += [await session(port, "ben", BEN), await session(port, "guest")]
+        assert (counts.total, counts.of_key(ANA_FP)) == (4, 2)
+        terms[0].send("q")  # a session that ends by itself gives its place back too
+        assert await terms[0].ended() == 0
+        await until(lambda: counts.of_key(ANA_FP) == 1, "ana's place to be given back", timeout=5)
+        terms.append(await session(port, "ana3", ANA))
+        for term in terms:
+            await term.close()
+
+
+async def test_a_full_server_says_so(tmp_path: Path) -> None:
+    limits = Limits(max_sessions=2, max_sessions_per_address=0)
+    async with hello_server(tmp_path, limits) as (port, counts):
+        ana, ben = await session(port, "ana", ANA), await session(port, "ben", BEN)
+        assert await refused_session(port, "cyd") == (
+            "perudo-ssh: the server is full (limit: 2); try again later.\r\n"
+        )
+        await ana.close()
+        await until(lambda: counts.total == 1, "ana's place to be given back", timeout=5)
+        cyd = await session(port, "cyd")
+        for term in (ben, cyd):
+            await term.close()
+
+
+async def test_clients_vanishing_at_any_moment_give_their_places_back(tmp_path: Path) -> None:
+    limits = Limits(max_sessions=3, max_sessions_per_address=3)
+    async with hello_server(tmp_path, limits) as (port, counts):
+        for cycle in range(24):
+            conn = await asyncssh.connect(
+                "127.0.0.1", port, username=f"u{cycle}", known_hosts=None, config=None,
+                client_keys=[ANA], agent_path=None,
+            )  # fmt: skip
+            process = await conn.create_process(term_type="xterm", term_size=(80, 24))
+            if cycle % 3 == 1:  # let the app start first
+                await until(lambda: counts.total >= 1, "the session to be counted", timeout=5)
+                await asyncio.wait_for(process.stdout.read(1), 5)
+            if cycle % 3 == 2:
+                conn.close()
+            else:
+                conn.abort()
+            await conn.wait_closed()
+        await until(lambda: counts.total == 0, "every place to be given back", timeout=10)
+        assert counts.tracked == 0
+        last = await session(port, "last", ANA)  # and the server takes sessions still
+        await last.close()
+
+
+async def test_the_largest_paste_is_a_setting(tmp_path: Path) -> None:
+    async with hello_server(tmp_path, Limits(max_paste=100)) as (port, _):
+        ana = await session(port, "ana", ANA)
+        ana.send("\x1b[200~" + "x" * 5000 + "\x1b[201~")
+        await ana.wait_for("pasted=100")
+        await ana.close()
+
+
+async def test_a_client_that_does_not_log_in_is_cut_off(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with hello_server(tmp_path, Limits(login_timeout=0.3)) as (port, _):
+        with caplog.at_level(logging.INFO, logger="perudo_ssh"):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            banner = await asyncio.wait_for(reader.readline(), 5)
+            assert banner.startswith(b"SSH-2.0-")
+            # say nothing more: the server hangs up after the login timeout
+            assert await asyncio.wait_for(reader.read(), 5) is not None
+            writer.close()
+            await until(
+                lambda: any(getattr(r, "event", None) == "login_timeout" for r in caplog.records),
+                "the login timeout to be logged",
+                timeout=5,
+            )
+    (record,) = [r for r in caplog.records if getattr(r, "event", None) == "login_timeout"]
+    assert record.fields["seconds"] == 0.3
+
+
+# ---- the lobby idle timeout --------------------------------------------------------------
+
+
+class Clock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_idle_farewell_says_how_long() -> None:
+    en = translator("en")
+    assert idle_farewell(en, 1800) == "You were idle in the lobby for 30 minutes."
+    assert idle_farewell(en, 60) == "You were idle in the lobby for 1 minute."
+    assert idle_farewell(en, 1) == "You were idle in the lobby for 1 second."
+    assert idle_farewell(en, 5) == "You were idle in the lobby for 5 seconds."
+
+
+async def test_an_idle_session_in_the_lobby_is_ended_with_a_farewell() -> None:
+    clock = Clock()
+    session = FakeSession("ana")
+    app = PerudoApp(session, lobby_idle_timeout=1800.0, clock=clock)
+    check: Callable[[], bool] = app.check_lobby_idle
+    async with app.run_test(size=(80, 24)) as pilot:
+        session.feed(P.Welcome(name="ana"), lobby_state())
+        await wait_until(pilot, lambda: app.lobby is not None)
+        clock.now += 1799
+        assert check() is False
+        await pilot.press("down")  # a key: not idle
+        clock.now += 1799
+        assert check() is False
+        # the mouse, as the SSH driver posts it: not idle either
+        app.post_message(events.MouseMove(None, 10, 5, 1, 0, 0, False, False, False))
+        await pilot.pause()
+        clock.now += 1000
+        assert check() is False
+        session.feed(table_state(None, status="waiting"))  # at a table: never idle
+        await wait_until(pilot, lambda: app.table is not None)
+        clock.now += 7200
+        assert check() is False
+        session.feed(P.LeftTable())  # back in the lobby: counted from there
+        await wait_until(pilot, lambda: app.table is None)
+        clock.now += 1799
+        assert check() is False
+        clock.now += 1
+        assert check() is True
+        assert app.farewell == "You were idle in the lobby for 30 minutes."
+        await wait_until(pilot, lambda: app.return_value == IDLE)
+    assert session.closed
+
+
+async def test_no_idle_timeout_when_it_is_off() -> None:
+    clock = Clock()
+    app = PerudoApp(FakeSession("ana"), clock=clock)  # lobby_idle_timeout 0: never
+    async with app.run_test(size=(80, 24)):
+        clock.now += 10**9
+        assert app.check_lobby_idle() is False
+        assert app.farewell is None
+
+
+async def test_the_server_ends_an_idle_session_and_says_why(tmp_path: Path) -> None:
+    limits = Limits(lobby_idle_timeout=1.0, output_queue_events=7)
+    lobby = Lobby(bot_delay=(0, 0), rng=random.Random(7))
+    acceptor, _ = await start_game_server("127.0.0.1", 0, tmp_path / "keys", lobby, limits=limits)
+    try:
+        ana = Terminal()
+        await ana.connect(acceptor.get_port(), "ana", None)
+        await ana.wait_for("welcome, ana")
+        assert await ana.ended(timeout=10) == 0
+        assert "perudo-ssh: You were idle in the lobby for 1 second.\r\n" in ana.raw.decode()
+        await ana.close()
+    finally:
+        acceptor.close()
+        await lobby.stop()
+        await acceptor.wait_closed()
+    own, made = await start_game_server("127.0.0.1", 0, tmp_path / "keys", limits=limits)
+    try:
+        assert made.outbox_size == 7  # a lobby made by the server gets the limit
+    finally:
+        own.close()
+        await made.stop()
+        await own.wait_closed()
