@@ -1,5 +1,6 @@
-"""The create-table dialog: a preset, then every rule option of RULES.md, seats, bots and a
-name, as a `CreateTable` (RULES.md §7: "Every option may be overridden per table").
+"""The create-table dialog: a preset, then every rule option of RULES.md, seats, bots, the
+turn timer and how long a disconnected player's seat is held (issue 5: settings, not rules)
+and a name, as a `CreateTable` (RULES.md §7: "Every option may be overridden per table").
 
 Choosing a preset resets every option to that preset's values. The dialog checks the options
 with the rules' own `options_for` / `check_options` (the lobby checks them again): an
@@ -35,17 +36,25 @@ from screens.footer import Footer
 from screens.mounting import composed
 from screens.rules import RulesScreen
 from screens.rulestext import (
+    GRACE_CHOICES,
     OPTION_ORDER,
+    TURN_CHOICES,
     change_phrase,
+    grace_label,
     option_label,
     options_refusal,
     preset_blurb,
+    turn_timer_label,
     value_label,
 )
 
 SEATS = range(2, 7)
 DEFAULT_SEATS = 4
 DEFAULT_BOTS = 2
+DEFAULT_TURN_SECONDS = protocol.CreateTable().turn_seconds  # 60
+DEFAULT_GRACE_SECONDS = protocol.CreateTable().grace_seconds  # 120
+SETTINGS: tuple[str, ...] = ("turn_seconds", "grace_seconds")
+"""The table's settings that are not rules (issue 5), a row of the grid after the rules."""
 NAME_LENGTH = 24
 SELECTS: tuple[str, ...] = tuple(
     n for n in OPTION_ORDER if n in CHOICES or (n in LIMITS and n != "stake")
@@ -124,6 +133,8 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
             "bots": DEFAULT_BOTS,
             "name": "",
             "rated": True,
+            "turn_seconds": DEFAULT_TURN_SECONDS,
+            "grace_seconds": DEFAULT_GRACE_SECONDS,
         }
 
     # ---- texts ---------------------------------------------------------------------------
@@ -146,6 +157,10 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
             return tr._("Bots")
         if name == "name":
             return tr._("Name")
+        if name == "turn_seconds":
+            return tr._("Turn timer")
+        if name == "grace_seconds":
+            return tr._("If disconnected")
         return option_label(tr, self._terms(), name)
 
     def _choices(self, name: str) -> list[tuple[Content, object]]:
@@ -155,6 +170,10 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
             seats = self._values["seats"]
             assert isinstance(seats, int)
             return [(Content(str(n)), n) for n in range(seats)]
+        if name == "turn_seconds":
+            return [(Content(turn_timer_label(self._tr, n)), n) for n in TURN_CHOICES]
+        if name == "grace_seconds":
+            return [(Content(grace_label(self._tr, n)), n) for n in GRACE_CHOICES]
         if name in CHOICES:
             values: list[object] = list(CHOICES[name])
         else:
@@ -215,6 +234,17 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
                             classes="wide" if name in WIDE else "",
                             compact=True,
                         )
+                for name in SETTINGS:  # not rules: how the table waits for its players
+                    yield Label(
+                        Content(self._label(name)), id=f"{name}-label", classes="option-label"
+                    )
+                    yield Select(
+                        self._choices(name),
+                        value=values[name],
+                        allow_blank=False,
+                        id=name,
+                        compact=True,
+                    )
                 yield Label(Content(self._label("name")), id="name-label", classes="option-label")
                 table_name = Input(
                     str(values["name"]),
@@ -270,6 +300,13 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
                 select.value = value
                 # the same value as the reset one fires no watcher: redraw its words anyway
                 select.mutate_reactive(Select.value)  # type: ignore[misc]
+        for name in SETTINGS:
+            self.query_one(f"#{name}-label", Label).update(Content(self._label(name)))
+            select = self.query_one(f"#{name}", Select)
+            value = select.value
+            select.set_options(self._choices(name))
+            select.value = value
+            select.mutate_reactive(Select.value)  # type: ignore[misc]
         self.query_one("#name-label", Label).update(Content(self._label("name")))
         self.query_one("#rated", MarkedCheckbox).label = Content(tr._("Rated"))
         self.query_one("#table-name", Input).placeholder = self._placeholder()
@@ -281,7 +318,7 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
     def _read(self) -> dict[str, object]:
         """The values the widgets show now (see `_values`)."""
         values: dict[str, object] = {}
-        for name in (*SELECTS, "seats", "bots"):
+        for name in (*SELECTS, "seats", "bots", *SETTINGS):
             values[name] = self.query_one(f"#{name}", Select).value
         for name in FLAGS:
             values[name] = self.query_one(f"#{name}", Checkbox).value
@@ -318,11 +355,14 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
 
     def command(self) -> protocol.CreateTable:
         """The `CreateTable` the form describes: the options that differ from the preset's
-        (none: `{}`); without a typed name, the placeholder's `ana's table` (translated). Raises
-        `OptionsError` for a stake that is not a number (other checks: `checked`)."""
+        (none: `{}`), the turn timer and the grace; without a typed name, the placeholder's
+        `ana's table` (translated). Raises `OptionsError` for a stake that is not a number
+        (other checks: `checked`)."""
         values = self._read()
         seats, bots = values["seats"], values["bots"]
+        turn, grace = values["turn_seconds"], values["grace_seconds"]
         assert isinstance(seats, int) and isinstance(bots, int)
+        assert isinstance(turn, int) and isinstance(grace, int)
         name = str(values["name"]).strip()
         if not name and self._player:  # what the placeholder promised, in its language
             name = self._placeholder()[:NAME_LENGTH]
@@ -333,6 +373,8 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
             options=self._overrides(values),
             name=name or None,
             rated=bool(values["rated"]),
+            turn_seconds=turn,
+            grace_seconds=grace,
         )
 
     def _refresh_form(self) -> None:
@@ -438,7 +480,10 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
                 reason or "", title=self._tr._("Cannot create"), severity="warning", markup=False
             )
             return
-        self.app.push_screen(RulesScreen(options, subject="draft"))
+        values = self._read()
+        turn, grace = values["turn_seconds"], values["grace_seconds"]
+        assert isinstance(turn, int) and isinstance(grace, int)
+        self.app.push_screen(RulesScreen(options, subject="draft", settings=(turn, grace)))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -16,7 +16,8 @@ from textual.widgets import Static
 from perudo_ssh.i18n import N_, Translator
 from perudo_ssh.rules import Options
 from screens.footer import Footer
-from screens.rules import rules_content, rules_title
+from screens.rules import Settings, rules_content, rules_title, settings_content
+from screens.wording import auto_marker
 
 KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (N_("Lobby"), (
@@ -62,6 +63,14 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("l / Esc", N_("leave the table (asks first mid-game)")),
         ("t", N_("open the table's chat (Esc closes it)")),
     )),
+    (N_("Turn timer and connection"), (
+        ("0:42", N_("the time left to move; then a move is made for the player")),
+        ("◷ auto", N_("a move made for a player whose time ran out")),
+        ("ssh", N_("If your connection drops, log in again with the same key within the "
+                   "grace period: you are seated back.")),
+        ("", N_("After it a bot plays your seat until you are back (at a club table you are "
+                "out once the round ends).")),
+    )),
     (N_("Reveal"), (("Space", N_("next round (the keys of moves wait)")),)),
     (N_("Game over"), (("a", N_("play again")), ("l / Esc", N_("back to the lobby")))),
     (N_("Dialogs"), (
@@ -94,7 +103,8 @@ def keys_text(tr: Translator, options: Options | None = None) -> Content:
     for place, keys in KEYS:
         lines.append(Content.styled(tr._(place), "bold underline"))
         for key, what in keys:
-            shown = tr._("Space") if key == "Space" else key  # the only key name in words
+            shown = tr._("Space") if key == "Space" else key  # the only key names in words
+            shown = auto_marker(tr) if key == "◷ auto" else shown
             lines.append(Content.assemble((f"  {shown:<11}", "bold $accent"), tr._(what, **words)))
     return Content("\n").join(lines)
 
@@ -106,7 +116,8 @@ def rules_text(tr: Translator, options: Options | None) -> Content:
 
 
 class HelpScreen(ModalScreen[None]):
-    """Key bindings and the rules in plain words; any of Esc, q, ? closes it."""
+    """Key bindings and the rules in plain words, and at a table its `settings` (turn timer,
+    disconnect grace) after the rules; any of Esc, q, ? closes it."""
 
     BINDINGS = [
         Binding("escape,q,question_mark", "dismiss", N_("Close"), key_display="esc"),
@@ -115,19 +126,23 @@ class HelpScreen(ModalScreen[None]):
         Binding("f2", "app.language", N_("Language"), key_display="F2", show=False),
     ]
 
-    def __init__(self, options: Options | None = None) -> None:
+    def __init__(self, options: Options | None = None, settings: Settings | None = None) -> None:
         super().__init__()
         self._options = options
+        self._settings = settings
 
     def _texts(self) -> dict[str, Content]:
         """Every text of the screen by widget id, in the app's current language."""
         tr: Translator = self.app.tr  # type: ignore[attr-defined]
-        return {
+        texts = {
             "help-rules-title": Content(rules_title(tr, "table", self._options)),
             "help-rules": rules_text(tr, self._options),
             "help-keys-title": Content(tr._("Keys")),
             "help-keys": keys_text(tr, self._options),
         }
+        if self._settings is not None:
+            texts["help-settings"] = settings_content(tr, self._options, self._settings)
+        return texts
 
     def compose(self) -> ComposeResult:
         texts = self._texts()
@@ -139,6 +154,8 @@ class HelpScreen(ModalScreen[None]):
                 title = f"{section}-title"
                 yield Static(texts[title], id=title, classes="dialog-title")
                 yield Static(texts[section], id=section)
+                if section == "help-rules" and "help-settings" in texts:
+                    yield Static(texts["help-settings"], id="help-settings")
         yield Footer()
 
     def retranslate(self) -> None:

@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import CellDoesNotExist
 
 from perudo_ssh import protocol
 from perudo_ssh.i18n import N_, Translator, translator
@@ -26,6 +27,7 @@ from screens.messages import Send
 from screens.mounting import composed
 from screens.profile import ProfileScreen
 from screens.tableview import status_word
+from screens.wording import duration
 
 COLUMN_KEYS = ("id", "name", "preset", "seats", "status", "spectators")
 # with these, the list and the online column fit 80 columns (the title shows the full name)
@@ -58,6 +60,23 @@ def table_row(table: protocol.TableSummary, tr: Translator | None = None) -> tup
         status_word(tr, table.status),
         str(table.spectators),
     )
+
+
+def table_detail(table: protocol.TableSummary, tr: Translator | None = None) -> Text:
+    """The line under the list about the chosen table: its whole name, its turn timer and
+    how many of its players are disconnected (issue 5), e.g. `#2 ana's table · turn timer
+    60 s · 1 player disconnected` (the name as plain text, no markup)."""
+    tr = tr if tr is not None else translator("en")
+    if table.turn_seconds:
+        timer = tr._("turn timer {time}", time=duration(tr, table.turn_seconds))
+    else:
+        timer = tr._("no turn timer")
+    line = Text(f"#{table.id} {table.name} · {timer}")
+    if table.away:
+        away = tr.n_("{n} player disconnected", "{n} players disconnected", table.away)
+        line.append(" · ")
+        line.append(away, style="bold")
+    return line
 
 
 class LobbyScreen(Screen[None]):
@@ -111,8 +130,29 @@ class LobbyScreen(Screen[None]):
             return Text(self.tr._("perudo-ssh · liar's dice · welcome, {name}", name=self._player))
         return Text(self.tr._("perudo-ssh · liar's dice"))
 
-    def _hint(self) -> str:
-        return self.tr._("No tables yet: press c to create one.")
+    def _hint(self) -> str | Text:
+        """Under the list: what to do without a table, else the chosen table's details."""
+        chosen = self._chosen()
+        if chosen is None:
+            return self.tr._("No tables yet: press c to create one.")
+        return table_detail(chosen, self.tr)
+
+    def _chosen(self) -> protocol.TableSummary | None:
+        """The table the cursor is on, if any (no notice)."""
+        if not self._live or not self._tables:
+            return None
+        grid = self.query_one("#tables", DataTable)
+        if grid.row_count == 0:
+            return None
+        try:  # the cursor may still be on a row just removed
+            key = grid.coordinate_to_cell_key(grid.cursor_coordinate).row_key.value
+        except CellDoesNotExist:
+            return None
+        return self._tables.get(int(key)) if key is not None else None
+
+    def _show_hint(self) -> None:
+        if self._live:
+            self.query_one("#lobby-hint", Static).update(self._hint())
 
     def retranslate(self) -> None:
         """Redraw every text in the app's new language (`PerudoApp.set_language`)."""
@@ -154,7 +194,7 @@ class LobbyScreen(Screen[None]):
         self._show_tables(self.query_one("#tables", DataTable), lobby.tables)
         self._online = lobby.online
         self._show_online()
-        self.query_one("#lobby-hint", Static).display = not lobby.tables
+        self._show_hint()
 
     def _show_tables(self, grid: DataTable, tables: tuple[protocol.TableSummary, ...]) -> None:
         seen = set()
@@ -246,6 +286,10 @@ class LobbyScreen(Screen[None]):
     def on_chat_pane_done(self, event: ChatPane.Done) -> None:
         event.stop()
         self.query_one("#tables", DataTable).focus()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self._show_hint()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -54,11 +54,26 @@ def hand_line(
 
 
 def reveal_lines(
-    tr: Translator, terms: Terms, result: RoundResult, names: Sequence[str], finished: int
+    tr: Translator,
+    terms: Terms,
+    result: RoundResult,
+    names: Sequence[str],
+    finished: int,
+    automatic: bool = False,
 ) -> list[Content]:
-    """The whole reveal of round `finished` (0-based), line by line, in `tr`'s language."""
+    """The whole reveal of round `finished` (0-based), line by line, in `tr`'s language;
+    `automatic` when its call was made for a player whose time ran out (issue 5)."""
     call = call_word(terms, result.call)
-    if result.special is not None:
+    if automatic and result.special is not None:
+        title = tr._(
+            "Round {n} ({special} round): automatic {call} (time ran out)",
+            n=finished + 1,
+            call=call,
+            special=terms.special(result.special),
+        )
+    elif automatic:
+        title = tr._("Round {n}: automatic {call} (time ran out)", n=finished + 1, call=call)
+    elif result.special is not None:
         title = tr._(
             "Round {n}: {call}! ({special} round)",
             n=finished + 1,
@@ -113,10 +128,12 @@ class RevealPanel(Widget):
         result: RoundResult,
         names: Sequence[str],
         finished: int,
+        automatic: bool = False,
     ) -> None:
         """Reveal round `finished` (0-based): every hand, the counting dice, who lost or won,
-        the payments; in `tr`'s language, the game's words from `terms`."""
-        self._lines = reveal_lines(tr, terms, result, names, finished)
+        the payments; in `tr`'s language, the game's words from `terms`; `automatic` when
+        the round's call was made for a player whose time ran out."""
+        self._lines = reveal_lines(tr, terms, result, names, finished, automatic)
         self.refresh()
 
     def render(self) -> Content:

@@ -92,7 +92,8 @@ class RoundsScreen(Screen[None]):
         assert game.last is not None
         names = tableview.seat_names(self.tr, table)
         finished = game.round_index - 1
-        self.query_one(RevealPanel).show(self.tr, self.terms, game.last, names, finished)
+        automatic = tableview.automatic_call(table, finished)
+        self.query_one(RevealPanel).show(self.tr, self.terms, game.last, names, finished, automatic)
 
     def _hide_reveal(self) -> None:
         if self.has_class("-reveal"):

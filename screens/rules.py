@@ -16,14 +16,32 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from perudo_ssh import protocol
 from perudo_ssh.i18n import N_, Translator
 from perudo_ssh.rules import Options
 from screens.footer import Footer
-from screens.rulestext import lobby_rules, rules_summary
+from screens.rulestext import lobby_rules, rules_summary, settings_lines
 
 Subject = Literal["table", "draft", "lobby"]
 """Whose rules the panel shows: the table here, the table being created, or (no options)
 the rules in general."""
+
+Settings = tuple[int, int]
+"""A table's settings that are not rules (issue 5): its turn timer and disconnect grace, in
+seconds (`CreateTable.turn_seconds`, `.grace_seconds`)."""
+
+
+def table_settings(table: protocol.TableState | None) -> Settings | None:
+    """The turn timer and grace of the table here (`TableState`), or None away from one."""
+    return None if table is None else (table.turn_seconds, table.grace_seconds)
+
+
+def settings_content(tr: Translator, options: Options | None, settings: Settings) -> Content:
+    """The table's settings under a heading, a bulleted line each (`settings_lines`)."""
+    turn, grace = settings
+    lines = [Content.styled(tr._("Turn timer and connection"), "bold")]
+    lines += [Content(f"• {line}") for line in settings_lines(tr, options, turn, grace)]
+    return Content("\n").join(lines)
 
 
 def rules_lines(tr: Translator, options: Options | None) -> list[str]:
@@ -48,7 +66,8 @@ def rules_title(tr: Translator, subject: Subject, options: Options | None) -> st
 
 class RulesScreen(ModalScreen[None]):
     """The rules of `options` in plain words, one line per rule, scrolling if needed;
-    `subject` says whose they are (see `Subject`). Esc, q or i closes it."""
+    `subject` says whose they are (see `Subject`); then the table's `settings` (turn timer,
+    disconnect grace), when given. Esc, q or i closes it."""
 
     BINDINGS = [
         Binding("escape,q,i", "dismiss", N_("Close"), key_display="esc"),
@@ -57,10 +76,13 @@ class RulesScreen(ModalScreen[None]):
         Binding("f2", "app.language", N_("Language"), key_display="F2", show=False),
     ]
 
-    def __init__(self, options: Options | None, subject: Subject = "table") -> None:
+    def __init__(
+        self, options: Options | None, subject: Subject = "table", settings: Settings | None = None
+    ) -> None:
         super().__init__()
         self.options = options
         self.subject: Subject = subject if options is not None else "lobby"
+        self.settings = settings
 
     @property
     def _tr(self) -> Translator:
@@ -72,6 +94,9 @@ class RulesScreen(ModalScreen[None]):
             title = rules_title(tr, self.subject, self.options)
             yield Static(Content(title), id="rules-title", classes="dialog-title")
             yield Static(rules_content(tr, self.options), id="rules-text")
+            if self.settings is not None:
+                content = settings_content(tr, self.options, self.settings)
+                yield Static(content, id="rules-settings")
         yield Footer()
 
     def retranslate(self) -> None:
@@ -81,3 +106,6 @@ class RulesScreen(ModalScreen[None]):
             Content(rules_title(tr, self.subject, self.options))
         )
         self.query_one("#rules-text", Static).update(rules_content(tr, self.options))
+        if self.settings is not None:
+            content = settings_content(tr, self.options, self.settings)
+            self.query_one("#rules-settings", Static).update(content)

@@ -1,5 +1,6 @@
 """A table's rules in plain words, generated from its `Options` (RULES.md §2–§7), and the
-words of the create dialog: option names, their values, refusal reasons.
+words of the create dialog: option names, their values, refusal reasons; then the table's
+settings that are not rules (issue 5): its turn timer and disconnect grace (`settings_lines`).
 
 Pure functions of `Options` and a `Translator` (perudo_ssh.i18n); no Textual. Every sentence
 is a message id with named fields; the game's own words come from `tr.terms(options)`, so a
@@ -19,6 +20,7 @@ from perudo_ssh.rules import (
     OptionsError,
     overrides_of,
 )
+from screens.wording import duration
 
 PRESET_BLURBS: dict[str, str] = {
     "classic": N_("the published rules: palifico, calza off"),
@@ -337,3 +339,67 @@ def lobby_rules(tr: Translator) -> list[str]:
             for name in PRESET_NAMES
         ),
     ]
+
+
+# ---- the table's settings that are not rules (issue 5) -------------------------------------
+
+TURN_CHOICES: tuple[int, ...] = (0, 30, 60, 90, 120, 300)
+"""The turn timers the create dialog offers, in seconds (0: none; `protocol.TURN_SECONDS`)."""
+GRACE_CHOICES: tuple[int, ...] = (0, 30, 60, 120, 300, 600)
+"""How long the create dialog offers to hold a disconnected player's seat, in seconds (0: a
+bot plays it at once; `protocol.GRACE_SECONDS`)."""
+
+
+def turn_timer_label(tr: Translator, seconds: int) -> str:
+    """A turn timer as the create dialog lists it: `off`, `60 s`, `2 min`."""
+    return duration(tr, seconds) if seconds else tr.p_("turn timer", "off")
+
+
+def grace_label(tr: Translator, seconds: int) -> str:
+    """What happens to a disconnected player's seat, as the create dialog lists it: `held
+    2 min`, or `bot at once`."""
+    return tr._("held {time}", time=duration(tr, seconds)) if seconds else tr._("bot at once")
+
+
+def settings_lines(
+    tr: Translator, options: Options | None, turn_seconds: int, grace_seconds: int
+) -> list[str]:
+    """The table's turn timer and disconnect grace in plain words (issue 5; not rules of
+    RULES.md): how long a player has to move and what is played for them after that
+    (`perudo_ssh.bots.automatic_move`), then what happens to the seat of a player whose
+    connection drops (`perudo_ssh.table.Table.stand_in`: a bot plays it until they are back,
+    or at a club table the club's leaving rule, RULES.md §6)."""
+    terms = tr.terms(options)
+    if turn_seconds:
+        turn = tr._(
+            "Turn timer: {time} to move; then a move is made for you: the smallest bid your "
+            "own dice support, else {dudo}.",
+            time=duration(tr, turn_seconds),
+            dudo=terms.dudo,
+        )
+    else:
+        turn = tr._("No turn timer: the table waits for each player.")
+    club = options is not None and options.preset == "club"
+    if club and grace_seconds:
+        grace = tr._(
+            "A disconnected player's seat is held {time} for them; then, as when leaving, "
+            "their cup stays until the round ends and they are out.",
+            time=duration(tr, grace_seconds),
+        )
+    elif club:
+        grace = tr._(
+            "A disconnected player leaves at once: their cup stays until the round ends, then "
+            "they are out."
+        )
+    elif grace_seconds:
+        grace = tr._(
+            "A disconnected player's seat is held {time} for them; then a bot plays it until "
+            "they log in again with the same key.",
+            time=duration(tr, grace_seconds),
+        )
+    else:
+        grace = tr._(
+            "A disconnected player's seat is played by a bot at once, until they log in again "
+            "with the same key."
+        )
+    return [turn, grace]

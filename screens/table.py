@@ -9,15 +9,23 @@ who just dropped to one die may declare one (RULES.md §4).
 Every text is in the session's language (`app.tr`), the game's words as the table plays them
 (`tr.terms(options)`: "Не верю", "Точно" at a Russian club table), the footer's too
 (`describe_binding`); `retranslate` redraws it all after a language switch.
+
+What counts down (issue 5) — the turn clock, the grace of a disconnected player's seat — is
+counted from the moment its `TableState` arrived (the app's monotonic `clock`, injectable) and
+redrawn once a second while anything counts down (`tick`); the timer sleeps otherwise.
 """
 
 from __future__ import annotations
+
+import time
+from collections.abc import Callable
 
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Horizontal
 from textual.content import Content
+from textual.timer import Timer
 from textual.widgets import Input, Static
 
 from perudo_ssh import protocol
@@ -104,6 +112,9 @@ class TableScreen(RoundsScreen):
         self._drawn: dict[str, object] = {}  # selector -> what it shows now
         self._reroll_plan: tuple[int, ...] = ()  # dice to show right after this turn's bid
         self._reroll_dialog: RerollDialog | None = None
+        self._arrived = 0.0  # when the table state shown arrived, on `_clock`
+        self._ticker: Timer | None = None  # once a second while something counts down
+        self._clock_width = 0  # columns of the turn clock drawn
 
     def compose(self) -> ComposeResult:
         yield Static(id="table-title")
@@ -116,7 +127,9 @@ class TableScreen(RoundsScreen):
                 yield CupsPanel(id="cups")
                 yield BidHistory(id="history")
             yield RevealPanel(id="reveal")
-            yield Static(id="current-bid")
+            with Horizontal(id="bid-row"):  # the clock first: notices pile up on the right
+                yield Static(id="turn-clock")
+                yield Static(id="current-bid")
             with Horizontal(id="my-row"):
                 yield Static(id="my-label")
                 yield DiceRow(id="my-dice")
@@ -130,6 +143,7 @@ class TableScreen(RoundsScreen):
         if not composed(self):  # closed while opening: nothing to draw on
             return
         self._live = True  # composed: from now on, draw at once
+        self._ticker = self.set_interval(1.0, self.tick, pause=True)
         if self._table is not None:
             self._draw(self._table)
 
@@ -176,8 +190,50 @@ class TableScreen(RoundsScreen):
         if self._table is not None and self._table.id != table.id:
             self._seen_round = self._revealed = None
         self._table = table
+        self._arrived = self._clock()
         if self._live:
             self._draw(table)
+
+    @property
+    def _clock(self) -> Callable[[], float]:
+        """The app's monotonic clock in seconds (`PerudoApp.clock`; tests set their own)."""
+        clock = getattr(self.app, "clock", None)
+        return clock if callable(clock) else time.monotonic
+
+    def _elapsed(self) -> float:
+        """Seconds since the table state shown arrived."""
+        return max(0.0, self._clock() - self._arrived)
+
+    def _counting(self, table: protocol.TableState) -> bool:
+        """Whether anything on `table` counts down: the turn clock, a held seat's grace."""
+        return table.clock is not None or any(
+            tableview.held_seconds(seat) is not None for seat in table.seats
+        )
+
+    def tick(self) -> None:
+        """Redraw what counts down (the turn clock, held seats), as of now; the once-a-second
+        timer calls it while anything does."""
+        table, game = self._table, self.game
+        if not self._live or table is None:
+            return
+        elapsed = self._elapsed()
+        if game is not None and table.status != "waiting":
+            self.query_one(CupsPanel).show(tableview.cups(self.tr, table, game, elapsed))
+        self._draw_clock(table, elapsed)
+
+    def _draw_clock(self, table: protocol.TableState, elapsed: float) -> None:
+        """The turn clock at the start of the bid line (hidden without one)."""
+        line = tableview.turn_clock_line(self.tr, table, elapsed)
+        if line is not None:
+            line += " ·"  # then the bid on the table
+        clock = self.query_one("#turn-clock", Static)
+        if clock.display != (line is not None):
+            clock.display = line is not None
+        # its width follows its words (`Your turn — 0:42`, `carl to play — 0:42`): a layout
+        # when they change length, not every second
+        width = len(line.plain) if line is not None else 0
+        self._put("#turn-clock", line or "", layout=width != self._clock_width)
+        self._clock_width = width
 
     def _draw(self, table: protocol.TableState) -> None:
         game = table.game
@@ -204,6 +260,12 @@ class TableScreen(RoundsScreen):
             self._put("#waiting-hint", hint, layout=True)
         else:
             self._draw_game(table, game)
+        self._draw_clock(table, self._elapsed())
+        if self._ticker is not None:
+            if self._counting(table):
+                self._ticker.resume()
+            else:
+                self._ticker.pause()
         self._follow_round(table)
         self._ask_calzone()
         self._refresh_keys()
@@ -227,9 +289,11 @@ class TableScreen(RoundsScreen):
 
     def _draw_game(self, table: protocol.TableState, game: GameView) -> None:
         tr = self.tr
-        self.query_one(CupsPanel).show(tableview.cups(tr, table, game))
+        self.query_one(CupsPanel).show(tableview.cups(tr, table, game, self._elapsed()))
         self.query_one(BidHistory).show(tableview.history_lines(tr, table, game))
-        self._put("#current-bid", tableview.current_bid_line(tr, table, game))
+        # with a turn clock, the clock says whose turn it is (at the line's start)
+        turn = table.clock is None or game.phase != "bidding"
+        self._put("#current-bid", tableview.current_bid_line(tr, table, game, with_turn=turn))
         mine = game.seats[game.me] if game.me is not None else None
         over = game.phase == "over"
         if mine is None:

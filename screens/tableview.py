@@ -7,6 +7,8 @@ the language of `tr` (`perudo_ssh.i18n.Translator`), the game's words as the tab
 
 from __future__ import annotations
 
+import math
+
 from textual.content import Content
 
 from perudo_ssh import protocol
@@ -15,7 +17,7 @@ from perudo_ssh.rules import GameView
 from screens.bidtext import format_bid
 from screens.refusals import rule_reason
 from screens.widgets import Cup
-from screens.wording import raise_hint
+from screens.wording import auto_marker, clock_time, raise_hint
 
 BANNER_WIDTH = 80
 """Columns for the special-round banner: it must fit an 80-column terminal."""
@@ -118,11 +120,26 @@ def banner_line(tr: Translator, table: protocol.TableState, game: GameView | Non
     return line
 
 
-def cups(tr: Translator, table: protocol.TableState, game: GameView) -> list[Cup]:
+def held_seconds(seat: protocol.SeatInfo, elapsed: float = 0.0) -> int | None:
+    """Whole seconds (rounded up) left of the grace of a disconnected player's seat,
+    `elapsed` seconds after the table state arrived; None when the seat is not held (its
+    player is here, or a bot plays it for them)."""
+    if not seat.away or seat.bot or seat.grace is None:
+        return None
+    return max(0, math.ceil(seat.grace - elapsed))
+
+
+def cups(
+    tr: Translator, table: protocol.TableState, game: GameView, elapsed: float = 0.0
+) -> list[Cup]:
     """Every seat as a cup, the seat to act marked while the round is being bid; its dice set
-    aside face up and its token balance shown (RULES.md §6)."""
+    aside face up and its token balance shown (RULES.md §6); a disconnected player's seat
+    marked away, with its grace counting down `elapsed` seconds after the state arrived
+    (issue 5)."""
     names = seat_names(tr, table)
     bots = [seat.bot for seat in table.seats] + [False] * table.size
+    away = [seat.away for seat in table.seats] + [False] * table.size
+    held = [held_seconds(seat, elapsed) for seat in table.seats] + [None] * table.size
     return [
         Cup(
             name=names[s.seat],
@@ -132,13 +149,15 @@ def cups(tr: Translator, table: protocol.TableState, game: GameView) -> list[Cup
             me=s.seat == game.me,
             bot=bots[s.seat],
             tokens=None if game.tokens is None else game.tokens.balances[s.seat],
+            away=away[s.seat],
+            held=held[s.seat],
         )
         for s in game.seats
     ]
 
 
-HISTORY_WIDTH = 26
-"""Columns of the bids sidebar's text (28 less its padding)."""
+HISTORY_WIDTH = 28
+"""Columns of the bids sidebar's text (30 less its padding)."""
 
 
 def opening_lines(tr: Translator, table: protocol.TableState, game: GameView) -> list[Content]:
@@ -167,23 +186,55 @@ def opening_lines(tr: Translator, table: protocol.TableState, game: GameView) ->
     return lines
 
 
+def automatic_bids(table: protocol.TableState, round_index: int) -> set[int]:
+    """Which bids of round `round_index` (0-based, in order) the server made for a player
+    whose time ran out (`TableState.automatic`)."""
+    return {
+        move.bids for move in table.automatic if move.round == round_index and move.call is None
+    }
+
+
+def automatic_call(table: protocol.TableState, round_index: int) -> bool:
+    """Whether round `round_index` ended on a call the server made for a player whose time
+    ran out."""
+    return any(m.round == round_index and m.call is not None for m in table.automatic)
+
+
 def history_lines(tr: Translator, table: protocol.TableState, game: GameView) -> list[Content]:
-    """The round's bids, oldest first; in the first round, the opening roll before them."""
+    """The round's bids, oldest first, an automatic one marked `◷ auto` (issue 5); in the
+    first round, the opening roll before them."""
     names = seat_names(tr, table)
     terms = tr.terms(game.options)
     lines = opening_lines(tr, table, game) if game.round_index == 0 else []
-    lines += [Content(f"{names[e.seat][:14]:<14} {format_bid(e.bid, terms)}") for e in game.bids]
+    automatic = automatic_bids(table, game.round_index)
+    marker = auto_marker(tr)
+    for n, entry in enumerate(game.bids):
+        said = format_bid(entry.bid, terms)
+        if n not in automatic:
+            lines.append(Content(f"{names[entry.seat][:14]:<14} {said}"))
+            continue
+        room = max(3, min(14, HISTORY_WIDTH - len(said) - len(marker) - 2))
+        name = f"{names[entry.seat][:room]:<{room}}"
+        lines.append(Content.assemble(f"{name} {said} ", (marker, "italic $warning")))
     return lines
 
 
 def _with_bold(template: str, bold: str) -> Content:
     """`template` (a translated sentence) with its one `\0` replaced by `bold`, in bold."""
+    return _with_style(template, bold, "bold")
+
+
+def _with_style(template: str, text: str, style: str) -> Content:
+    """`template` (a translated sentence) with its one `\0` replaced by `text` in `style`."""
     before, _, after = template.partition("\0")
-    return Content.assemble(before, (bold, "bold"), after)
+    return Content.assemble(before, (text, style), after)
 
 
-def current_bid_line(tr: Translator, table: protocol.TableState, game: GameView) -> Content:
-    """The bid on the table and who made it, then whose turn it is."""
+def current_bid_line(
+    tr: Translator, table: protocol.TableState, game: GameView, with_turn: bool = True
+) -> Content:
+    """The bid on the table and who made it, then whose turn it is (unless not `with_turn`:
+    the turn clock says it, `turn_clock_line`)."""
     names = seat_names(tr, table)
     if game.phase == "over":
         return Content.styled(game_over_line(tr, table, game), "bold")
@@ -218,7 +269,33 @@ def current_bid_line(tr: Translator, table: protocol.TableState, game: GameView)
         said = Content(tr._("You open the round"))
     else:
         said = Content(tr._("{name} opens the round", name=names[game.turn]))
-    return Content.assemble(said, " · ", turn)
+    return Content.assemble(said, " · ", turn) if with_turn else said
+
+
+WARN_SECONDS = 10
+"""The turn clock's last seconds, drawn in the warning colour."""
+
+
+def turn_clock_line(
+    tr: Translator, table: protocol.TableState, elapsed: float = 0.0
+) -> Content | None:
+    """Whose turn it is and the time they have left to move, `elapsed` seconds after the
+    table state arrived (issue 5): `Your turn — 0:42` in reverse, `ben to play — 0:42`;
+    the last `WARN_SECONDS` in the warning colour. None without a turn clock."""
+    clock = table.clock
+    if clock is None:
+        return None
+    left = max(0.0, clock.left - elapsed)
+    time = clock_time(left)
+    urgent = left <= WARN_SECONDS
+    if clock.seat == table.me:
+        return Content.styled(
+            tr._("Your turn — {time}", time=time),
+            "bold reverse $warning" if urgent else "bold reverse $accent",
+        )
+    name = seat_names(tr, table)[clock.seat]
+    template = tr._("{name} to play — {time}", name=name, time="\0")
+    return _with_style(template, time, "bold reverse $warning" if urgent else "bold")
 
 
 def game_over_line(tr: Translator, table: protocol.TableState, game: GameView) -> str:
@@ -242,7 +319,11 @@ def waiting_lines(tr: Translator, table: protocol.TableState, me_creator: bool) 
             seat = table.seats[n]
             tags = [
                 tag
-                for tag, on in ((tr._("bot"), seat.bot), (tr._("creator"), n == table.creator))
+                for tag, on in (
+                    (tr._("bot"), seat.bot and not seat.away),
+                    (tr._("creator"), n == table.creator),
+                    (tr._("disconnected"), seat.away),
+                )
                 if on
             ]
             row = f"  {n + 1}. {seat.name}" + (f" ({', '.join(tags)})" if tags else "")

@@ -15,6 +15,7 @@ from textual.content import Content
 from textual.widget import Widget
 
 from perudo_ssh.i18n import Translator, translator
+from screens.wording import clock_time
 
 # Box-drawing digits render in any UTF-8 terminal; the paco (face 1) gets a double box.
 _BOX = ("┌───┐", "│ {} │", "└───┘")
@@ -82,7 +83,9 @@ class DiceRow(Widget):
 
 class Cup(NamedTuple):
     """One seat as drawn around the table: `dice` its count, `shown` its dice set aside face
-    up (RULES.md §6), `tokens` its balance at a table with stakes (else None)."""
+    up (RULES.md §6), `tokens` its balance at a table with stakes (else None). `away`: its
+    player lost their connection (issue 5): the seat is `held` for them (whole seconds left)
+    or, with `held` None, a bot plays it until they are back."""
 
     name: str
     dice: int
@@ -91,6 +94,8 @@ class Cup(NamedTuple):
     me: bool = False
     bot: bool = False
     tokens: int | None = None
+    away: bool = False
+    held: int | None = None
 
 
 class CupsPanel(Widget):
@@ -119,9 +124,25 @@ class CupsPanel(Widget):
     def _label(cup: Cup, tr: Translator) -> str:
         if cup.me:
             return tr._("{name} (you)", name=cup.name)
-        if cup.bot:
+        if cup.bot and not cup.away:  # a bot standing in for a player says so itself
             return tr._("{name} (bot)", name=cup.name)
         return cup.name
+
+    @staticmethod
+    def _away(cup: Cup, tr: Translator, short: bool = False) -> tuple[str, str] | None:
+        """What became of a disconnected player's seat, and its style: `disconnected, seat
+        held 1:45` (counting down), then `away, a bot plays for now`; `short` for a seat drawn
+        on one line (`held 1:45`, `away: bot`). None for a seat whose player is here."""
+        if not cup.away:
+            return None
+        if cup.held is not None:
+            time = clock_time(cup.held)
+            if short:
+                return tr._("held {time}", time=time), "bold $warning"
+            return tr._("disconnected, seat held {time}", time=time), "bold $warning"
+        if short:
+            return tr._("away: bot"), "italic $text-muted"
+        return tr._("away, a bot plays for now"), "italic $text-muted"
 
     @staticmethod
     def _dice(cup: Cup, tr: Translator | None = None) -> list[tuple[str, str] | str]:
@@ -145,10 +166,15 @@ class CupsPanel(Widget):
         dice = Content.assemble(*self._dice(cup, tr))
         # the name gives way first: a seat's line never wraps onto the next
         room = max(8, min(22, width - len(marker) - 2 - len(dice.plain)))
-        name = (
-            f"{self._label(cup, tr)[:room]:<{room}} ",
-            "bold" if cup.me else "dim" if not cup.dice else "",
-        )
+        style = "bold" if cup.me else "dim" if not cup.dice else ""
+        away = self._away(cup, tr, short=True)
+        if away is None:
+            name = Content.styled(f"{self._label(cup, tr)[:room]:<{room}} ", style)
+        else:  # the seat's state outlasts the name: `benedet · held 1:45`
+            said, look = away
+            label = self._label(cup, tr)[: max(3, room - len(said) - 3)]
+            name = Content.assemble((label, style), " · ", (said, look))
+            name = name[:room].pad_right(max(0, room - len(name.plain))) + Content(" ")
         line = Content.assemble(marker, name, dice)[: max(1, width)]
         if cup.turn:
             line = line.pad_right(max(0, width - len(line.plain))).stylize("reverse")
@@ -158,14 +184,23 @@ class CupsPanel(Widget):
         """Three lines: the seat in a rounded box, its name in the top border."""
         inner = max(20, min(width, CARD_WIDTH) - 4)
         style = "bold $accent" if cup.turn else "dim" if not cup.dice else ""
-        label = ("▶ " if cup.turn else "") + self._label(cup, tr)[: inner - 4]
-        top = f"╭─ {label} " + "─" * max(0, inner - len(label) - 1) + "╮"
+        label = Content(("▶ " if cup.turn else "") + self._label(cup, tr))
+        away = self._away(cup, tr)
+        if away is not None and min(len(label.plain), 6) + 3 + len(away[0]) > inner - 4:
+            away = self._away(cup, tr, short=True)  # the long words leave no room for a name
+        if away is not None:  # the name gives way to the seat's state
+            said, look = away
+            label = label[: max(3, inner - 4 - 3 - len(said))]
+            label = Content.assemble(label, " · ", (said, look))
+        label = label[: inner - 4]
+        head = Content.styled("╭─ ", style) + label.stylize_before(style)
+        top = head + Content.styled(" " + "─" * max(0, inner - len(label.plain) - 1) + "╮", style)
         body = Content.assemble(*self._dice(cup, tr))[:inner]
         body = body.pad_right(max(0, inner - len(body.plain)))
         if cup.turn:
             body = body.stylize("bold")
         return [
-            Content.styled(top, style),
+            top,
             Content.assemble(("│ ", style), body, (" │", style)),
             Content.styled("╰" + "─" * (inner + 2) + "╯", style),
         ]
@@ -200,7 +235,7 @@ class BidHistory(Widget):
     DEFAULT_CSS = """
     BidHistory {
         height: 1fr;
-        width: 28;
+        width: 30;
         padding: 0 1;
     }
     """

@@ -8,12 +8,36 @@ ids are English with named fields, extracted by Babel.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from perudo_ssh.i18n import Terms, Translator
 from perudo_ssh.rules import Bid, GameView, RoundResult
 from screens.bidtext import face_name, format_bid
 from screens.refusals import rule_reason
+
+AUTO_MARK = "◷"
+"""Marks a move the server made for a player whose turn timer ran out (issue 5): a
+geometric-shapes character, one column in every terminal font (no emoji)."""
+
+
+def auto_marker(tr: Translator) -> str:
+    """`◷ auto`: the marker of an automatic move, in `tr`'s language."""
+    return AUTO_MARK + " " + tr.p_("automatic move", "auto")
+
+
+def duration(tr: Translator, seconds: int) -> str:
+    """A setting's length in seconds, short: `30 s`, `90 s`, `2 min` (whole minutes from two
+    minutes on)."""
+    if seconds >= 120 and seconds % 60 == 0:
+        return tr._("{n} min", n=seconds // 60)
+    return tr._("{n} s", n=seconds)
+
+
+def clock_time(seconds: float) -> str:
+    """Seconds left as `m:ss` (`1:45`, `0:07`), rounded up: `0:00` only once none is left."""
+    whole = max(0, math.ceil(seconds))
+    return f"{whole // 60}:{whole % 60:02d}"
 
 
 def _half_up(n: int) -> int:

@@ -23,7 +23,9 @@ async def play_until_over(term: Terminal) -> str:
     dismiss each reveal. Returns the game-over screen."""
     while True:
         text = await term.wait_for(
-            lambda t: "Press Space" in t or "your turn" in t or "Game over" in t, timeout=60
+            # `your turn`; with the table's turn timer, `Your turn — 0:42`
+            lambda t: "Press Space" in t or "your turn" in t.lower() or "Game over" in t,
+            timeout=60,
         )
         if "Game over" in text:
             return text

@@ -94,7 +94,7 @@ async def test_keyboard_only_a_changed_table_is_sent_with_its_overrides():
             "Calza: any time; Calza in special round: on; Calza needs: 2 players; "
             "Stake: 7 tokens"
         )
-        await pilot.press("tab", *"fun", "enter")
+        await pilot.press("tab", "tab", "tab", *"fun", "enter")  # past the turn timer, grace
         await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
         assert session.sent == [
             P.CreateTable(
