@@ -470,16 +470,18 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             seconds=seconds,
         )
 
-    @staticmethod
-    def _crashed(peer: str, fingerprint: str | None, name: str, error: BaseException) -> None:
-        """Log the crash of a session's app (the traceback as text: see `format_error`)."""
+    def _crashed(self, peer: str, fingerprint: str | None, name: str, error: BaseException) -> None:
+        """Log the crash of a session's app (the traceback as text: see `format_error`): an
+        error, or a warning when its client had already left (Textual may trip over widgets
+        being torn down while a screen still mounts; nobody was playing any more)."""
         log_event(
             logger,
             "session_crashed",
-            level=logging.ERROR,
+            level=logging.WARNING if self._closed else logging.ERROR,
             peer=peer,
             fingerprint=fingerprint,
             name=name,
+            client_left=self._closed,
             exc=format_error(error),
         )
 
