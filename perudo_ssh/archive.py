@@ -91,14 +91,18 @@ class GameArchive:
             weakref.finalize(session, self._accounts.pop, session.id, None)
 
     def game_over(self, table: Table, game: GameLog) -> None:
-        """The lobby's `on_game_over(table, log)`: store the game in a task (never waits)."""
+        """The lobby's `on_game_over(table, log)`: store the game in a task (never waits).
+        The table's `save_key` (the game saved as unfinished by the lobby, issue 5) is
+        forgotten in the transaction that stores the game, so that a crash in between loses
+        nothing (a game left unfinished in the store is handed over again at the next start)."""
         seats = tuple(
             _SeatAtEnd(s.name, s.sid, s.bot, s.left_round, i in table.bots_at_start)
             for i, s in enumerate(table.seats)
         )
         rated = bool(getattr(table, "rated", False))
+        key = getattr(table, "save_key", None)
         task = asyncio.get_running_loop().create_task(
-            self._store(game, seats, table.options.preset, rated, time.time(), self._last),
+            self._store(game, seats, table.options.preset, rated, time.time(), self._last, key),
             name=f"store game of table {table.id}",
         )
         self._last = task
@@ -118,6 +122,7 @@ class GameArchive:
         rated: bool,
         finished: float,
         previous: asyncio.Task[int | None] | None = None,
+        save_key: int | None = None,
     ) -> int | None:
         try:
             record = game.to_record()
@@ -144,7 +149,10 @@ class GameArchive:
                     )
                 )
             if all(p.account_id is None for p in players):
-                return None  # only guests and bots: nobody could ever read it back
+                # only guests and bots: nobody could ever read it back
+                if save_key is not None:
+                    await self.store.save_tables({save_key: None})
+                return None
             new = NewGame(
                 finished=finished,
                 preset=preset,
@@ -153,7 +161,7 @@ class GameArchive:
                 verdict=encode_verdict(verdict),
                 players=tuple(players),
             )
-            game_id = await self.store.add_game(new)
+            game_id = await self.store.add_game(new, forget=save_key)
             log.info("stored game %d: %s", game_id, ", ".join(record.players))
             if self.after_game is not None:
                 await self.after_game(self.store, game_id, new, verdict)

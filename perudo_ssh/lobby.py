@@ -161,8 +161,12 @@ class Lobby:
         self.moderation = moderation if moderation is not None else Moderation()
         self.persist = persist
         self.timer_scale = timer_scale
-        self._saved: set[int] = set()  # ids of the tables persisted (to forget when done)
+        # table id -> (the game log saved, its save key): one key per game (`_save`)
+        self._saving: dict[int, tuple[GameLog, int]] = {}
+        self._save_keys = itertools.count(1)
+        self._finishing: dict[int, Table] = {}  # tables whose game ended in this batch
         self._restored: list[Table] = []  # tables put back by `restore`, to set going
+        self._unarchived: list[Table] = []  # finished games found saved, not yet stored
         self.paused: set[int] = set()  # tables an admin paused: nothing moves, no timer
         self._admin = AdminCommands(self)
         self.tables: dict[int, Table] = {}
@@ -195,23 +199,35 @@ class Lobby:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="lobby")
 
     def restore(self, snapshots: Iterable[tuple[int, bytes]]) -> list[int]:
-        """Put back the tables saved by `persist` (id, snapshot), before `start` (issue 5,
-        item 3): each game exactly as saved (`Table.restore`), every seat of a player with an
-        identity held for them for the table's grace period, every timer restarted. A
-        snapshot that cannot be read is logged and left alone. Returns the ids restored."""
+        """Put back the games saved by `persist` (save key, snapshot), before `start` (issue
+        5, item 3): each table exactly as saved (`Table.restore`), every seat of a player with
+        an identity held for them for the table's grace period, every timer restarted. A game
+        saved finished but not yet stored (the server stopped in between) is handed to
+        `on_game_over` once started. A snapshot that cannot be read is logged and left alone.
+        Returns the ids of the tables restored."""
         if self._task is not None:
             raise RuntimeError("restore before start")
         restored = []
-        for tid, data in snapshots:
+        keys = [0]
+        for key, data in snapshots:
+            keys.append(key)
             try:
                 table, paused = Table.restore(data)
             except Exception:
-                log.exception("lobby: could not restore table %d", tid)
+                log.exception("lobby: could not restore table %d", key)
+                continue
+            assert table.log is not None
+            table.save_key = key
+            if table.status == "over":
+                self._unarchived.append(table)
+                continue
+            if table.id in self.tables:
+                log.error("lobby: two saved games of table %d; kept the first", table.id)
                 continue
             self.tables[table.id] = table
             if paused:
                 self.paused.add(table.id)
-            self._saved.add(table.id)
+            self._saving[table.id] = (table.log, key)
             self._restored.append(table)
             restored.append(table.id)
             log_event(
@@ -222,8 +238,10 @@ class Lobby:
                 round=table.state.round_index if table.state else None,
                 players=[seat.name for seat in table.seats],
             )
-        if self.tables:
-            self._table_ids = itertools.count(max(self.tables) + 1)
+        ids = [*self.tables, *(t.id for t in self._unarchived)]
+        if ids:
+            self._table_ids = itertools.count(max(ids) + 1)
+        self._save_keys = itertools.count(max(keys) + 1)
         return restored
 
     async def stop(self) -> None:
@@ -261,6 +279,11 @@ class Lobby:
         for table in self._restored:  # their timers start now (issue 5: "timers restarted")
             self._guarded(self._after_change, table)
         self._restored.clear()
+        for table in self._unarchived:  # finished, saved, never stored: store them now
+            assert table.log is not None
+            if self.on_game_over is not None:
+                self._guarded(self.on_game_over, table, table.log)
+        self._unarchived.clear()
         handled = 0
         while True:
             message = await self._inbox.get()
@@ -326,10 +349,15 @@ class Lobby:
         self._timers.clear()
         for client in self._clients.values():
             if not client.dropped:
+                table = self.tables.get(client.table) if client.table is not None else None
+                seat = None if table is None else table.seat_of(client.id)
                 if (
-                    client.table is not None
-                    and client.owner is not None
-                    and (self.tables[client.table].status == "playing")
+                    table is not None
+                    and seat is not None
+                    and table.status == "playing"
+                    and table.seats[seat].owner is not None
+                    and table.state is not None
+                    and table.state.counts[seat] > 0
                 ):
                     client.session.end(
                         N_("server stopping: your game is saved; log in again to go on")
@@ -340,24 +368,43 @@ class Lobby:
         self.tables.clear()
 
     async def _save(self) -> None:
-        """Persist the tables changed since the last save (`persist`): a playing table's
-        snapshot, None for one whose game ended, that went back to waiting, or closed. A
-        failing save is logged and the game goes on (better than a frozen table)."""
+        """Persist the games changed since the last save (`persist`), each under its own save
+        key (`Table.save_key`, one per game): a game in play, its snapshot; a game that just
+        ended, its last snapshot, which the archive forgets in the transaction that stores the
+        game (`GameArchive.game_over`; with no `on_game_over`, forgotten here); a game whose
+        table closed before it ended, None. A failing save is logged and the game goes on
+        (better than a frozen table)."""
+        finishing, self._finishing = self._finishing, {}
         if self.persist is None:
             return
         changes: dict[int, bytes | None] = {}
-        for tid in self._changed:
-            table = self.tables.get(tid)
-            if table is not None and table.status == "playing":
-                try:
-                    changes[tid] = table.snapshot(paused=tid in self.paused)
-                except Exception:
-                    log.exception("lobby: could not snapshot table %d", tid)
-                    continue
-                self._saved.add(tid)
-            elif tid in self._saved:
-                changes[tid] = None
-                self._saved.discard(tid)
+        for tid in {**self._changed, **dict.fromkeys(finishing)}:
+            # a table whose game ended is saved even if it closed in the same batch
+            table = finishing.get(tid) or self.tables.get(tid)
+            saving = self._saving.get(tid)
+            game = table.log if table is not None else None
+            if saving is not None and saving[0] is not game:
+                del self._saving[tid]  # closed, or back to waiting, before its game ended
+                changes[saving[1]] = None
+                saving = None
+            if table is None or game is None:
+                continue
+            if table.status == "playing" and saving is None:
+                saving = (game, next(self._save_keys))
+                self._saving[tid] = saving
+                table.save_key = saving[1]
+            if saving is None:
+                continue
+            try:
+                snapshot = table.snapshot(paused=tid in self.paused)
+            except Exception:
+                log.exception("lobby: could not snapshot table %d", tid)
+                continue
+            changes[saving[1]] = snapshot
+            if table.status == "over" and tid in finishing:
+                del self._saving[tid]  # the archive forgets it once the game is stored
+                if self.on_game_over is None:
+                    changes[saving[1]] = None
         if not changes:
             return
         try:
@@ -444,12 +491,12 @@ class Lobby:
             assert isinstance(seat, int)
             left = round(max(0.0, turn[2] - now) / self.timer_scale, 1)
             clock = protocol.TurnClock(seat=seat, seconds=table.turn_seconds, left=left)
-        grace = {
-            seat: max(0.0, when - now) / self.timer_scale
-            for seat in table.away()
-            if (timer := self._timers.get((table.id, f"grace{seat}"))) is not None
-            for when in (timer[2],)
-        }
+        grace: dict[int, float] = {}
+        for seat in table.away():
+            timer = self._timers.get((table.id, f"grace{seat}"))
+            # no timer running (a paused table): the whole grace is left, as on resuming
+            left = table.grace_seconds if timer is None else (timer[2] - now) / self.timer_scale
+            grace[seat] = max(0.0, left)
         for seat in table.humans():
             client = self._clients.get(table.seats[seat].sid)  # type: ignore[arg-type]
             if client is not None:
@@ -491,7 +538,13 @@ class Lobby:
 
     def _take_back_seat(self, client: _Client) -> None:
         """A player who dropped mid-game and logs in again with the same identity is seated
-        back at once, with the whole table (their dice, the bids): issue 5, item 2."""
+        back at once, with the whole table (their dice, the bids): issue 5, item 2.
+
+        Most drops are silent (Wi-Fi, a sleeping laptop): the server finds the old connection
+        dead only when its keepalives go unanswered, long after the player logged in again.
+        So a new session of an identity also takes over a seat at a game in play that an
+        older session of that identity still holds; that session is told and goes back to
+        the lobby (if it is alive after all, it can watch)."""
         owner = client.owner
         if owner is None:
             return
@@ -502,6 +555,37 @@ class Lobby:
             client.table = table.id
             self._cancel_timer(table.id, f"grace{seat}")
             log_event(log, "seat_reclaimed", table=table.id, seat=seat, player=client.name)
+            self._send_chat_history(client)
+            self._notice(table, N_("{name} is back"), name=table.seats[seat].name)
+            self._after_change(table)
+            return
+        for old in list(self._clients.values()):
+            if old is client or old.owner != owner or old.table is None:
+                continue
+            table = self.tables[old.table]
+            seat = table.seat_of(old.id)
+            if table.status != "playing" or seat is None or table.seats[seat].owner != owner:
+                continue
+            assert table.state is not None
+            if table.state.counts[seat] == 0:
+                continue
+            table.seats[seat].sid = client.id
+            table.epoch += 1
+            if table.creator == old.id:
+                table.creator = client.id
+            old.table = None
+            client.table = table.id
+            self._send(old, protocol.LeftTable())
+            self._send(
+                old,
+                protocol.Notice(
+                    text=N_("your seat at {table} went to your new session"),
+                    args={"table": table.name},
+                ),
+            )
+            self._lobby_pending.add(old.id)
+            self._send_chat_history(old)
+            log_event(log, "seat_taken_over", table=table.id, seat=seat, player=client.name)
             self._send_chat_history(client)
             self._notice(table, N_("{name} is back"), name=table.seats[seat].name)
             self._after_change(table)
@@ -779,6 +863,7 @@ class Lobby:
         if was == "playing" and table.status == "over":
             assert table.log is not None and table.state is not None
             winner = table.state.winner
+            self._finishing[table.id] = table
             log_event(
                 log,
                 "game_over",

@@ -151,12 +151,13 @@ UPDATE accounts SET name_skeleton = skeleton(name);
 CREATE INDEX accounts_skeleton ON accounts(name_skeleton);
 """
 
-# Unfinished games (issue 5, item 3): each playing table as saved after every accepted move
+# Unfinished games (issue 5, item 3): each game in play as saved after every accepted move
 # (`perudo_ssh.table.TableSnapshot` JSON, hidden dice included: the database is the server's
-# own), deleted once its game ends or the table closes; restored when the server starts.
+# own), deleted in the transaction that stores it once finished (`add_game(..., forget=)`),
+# or when its table closes mid-game; restored when the server starts.
 _V4 = """
 CREATE TABLE unfinished_tables (
-    id INTEGER PRIMARY KEY,                 -- the lobby's table id
+    id INTEGER PRIMARY KEY,                 -- the game's save key (one per game, not a table id)
     snapshot TEXT NOT NULL,                 -- TableSnapshot JSON
     saved REAL NOT NULL                     -- unix seconds
 );
@@ -586,8 +587,10 @@ def _link_key(
         return account
 
 
-def _add_game(conn: sqlite3.Connection, game: NewGame) -> int:
+def _add_game(conn: sqlite3.Connection, game: NewGame, forget: int | None = None) -> int:
     with _write(conn):
+        if forget is not None:
+            conn.execute("DELETE FROM unfinished_tables WHERE id = ?", (forget,))
         cursor = conn.execute(
             "INSERT INTO games (finished, preset, rated, record, verdict) VALUES (?, ?, ?, ?, ?)",
             (
@@ -871,11 +874,13 @@ class Store:
 
     # ---- finished games (issue 4, item 3) --------------------------------------------------
 
-    async def add_game(self, game: NewGame) -> int:
+    async def add_game(self, game: NewGame, forget: int | None = None) -> int:
         """Store a finished game with its players; returns its id (ids only grow). A
         player's `account_id` that no longer exists (the account went with its only key to
-        another account by `link_key` during the game) is stored as None, a guest's."""
-        return await self._run(_add_game, game)
+        another account by `link_key` during the game) is stored as None, a guest's.
+        `forget`: the game's save key in the unfinished tables (`save_tables`), deleted in
+        the same transaction — at every moment the game is in one table or the other."""
+        return await self._run(_add_game, game, forget)
 
     async def game(self, game_id: int) -> StoredGame | None:
         """The stored game `game_id`, or None."""
@@ -1038,18 +1043,21 @@ class Store:
     async def save_tables(
         self, changes: Mapping[int, bytes | None], now: float | None = None
     ) -> None:
-        """Save the snapshots of `changes` (table id -> snapshot JSON, or None: the table's game
-        ended or it closed, forget it) in one transaction: when this returns, they survive a
-        crash of the server."""
+        """Save the snapshots of `changes` (a game's save key -> snapshot JSON, or None:
+        forget that game) in one transaction: when this returns, they survive a crash of the
+        server."""
         if changes:
             await self._run(_save_tables, dict(changes), _now(now))
 
     async def unfinished_tables(self) -> list[tuple[int, bytes]]:
-        """Every saved table as (id, snapshot JSON), by id."""
+        """Every saved game as (save key, snapshot bytes), by key. The bytes are as stored,
+        whatever they are (a row that is not a snapshot is the reader's to refuse)."""
         rows = await self._run(
-            _fetchall, "SELECT id, snapshot FROM unfinished_tables ORDER BY id", ()
+            _fetchall,
+            "SELECT id, CAST(snapshot AS BLOB) AS snapshot FROM unfinished_tables ORDER BY id",
+            (),
         )
-        return [(row["id"], row["snapshot"].encode()) for row in rows]
+        return [(row["id"], bytes(row["snapshot"] or b"")) for row in rows]
 
 
 def _save_tables(conn: sqlite3.Connection, changes: dict[int, bytes | None], now: float) -> None:

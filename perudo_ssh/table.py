@@ -202,6 +202,7 @@ class Table:
         self.turn_seconds = 0  # the turn timer (0: none); CreateTable.turn_seconds
         self.grace_seconds = 0  # a disconnected player's seat held this long
         self.automatic: list[protocol.AutoMove] = []  # this game's moves made on timeout
+        self.save_key: int | None = None  # this game's key in the store (set by the lobby)
 
     @classmethod
     def create(
@@ -584,7 +585,8 @@ class Table:
                 try:
                     self.act(self.action_for(shown, seat, rng))
                 except RuleError:  # optional: the bid stands without it
-                    log.exception("table %s: bot at seat %s chose %r", self.id, seat, shown)
+                    # not the command: it names dice still under the bot's cup
+                    log.exception("table %s: bot at seat %s could not reroll", self.id, seat)
 
     def confirm(self, seat: int, round_: int) -> bool:
         """`seat` saw the reveal of round `round_`: the finished round's index (that of
@@ -741,7 +743,9 @@ class Table:
         replayed through the engine (`GameLog.replay`), so the state is exactly the saved
         one. Every human seated then is disconnected now: a seat with an identity is held for
         its player (`away`; a bot already standing in for one goes on), a guest's is played
-        by a bot from now on (a guest cannot come back; ranked as having left in this round).
+        by a bot from now on (a guest cannot come back; ranked as having left in this round)
+        — at a club table by the club's leaving rule (RULES.md §6: the cup stays until the
+        round ends, then the guest is out; between rounds, out at once).
         Raises `msgspec.ValidationError` or `msgspec.DecodeError` for data that is not a
         snapshot, `RuleError` for a log that does not replay."""
         snap = _SNAPSHOT_DECODER.decode(data)
@@ -780,6 +784,14 @@ class Table:
             if guest_gone and table.state.counts[i] > 0:
                 seat.left_round = table.state.round_index
             table.seats.append(seat)
+        if snap.options.preset == "club":
+            # a bot does not play a stake: the guest leaves by the club's rule (RULES.md §6)
+            for i, s in enumerate(snap.seats):
+                if s.human and s.owner is None and not s.bot and table.state.counts[i] > 0:
+                    if table.state.phase == "bidding":
+                        table.seats[i].leaving = True
+                    elif table.state.phase == "rolling":
+                        table.act(Resign(seat=i))
         return table, snap.paused
 
 

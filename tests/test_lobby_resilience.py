@@ -392,3 +392,34 @@ async def test_an_automatic_move_is_not_announced_before_it_is_saved():
         gate.set()
         assert not [e for e in told if isinstance(e, P.Notice)], told
         await ana.expect(P.Notice, lambda e: "ran out of time" in e.text)
+
+
+async def test_a_new_login_takes_over_the_seat_from_an_older_session_of_the_same_key():
+    async with running_lobby(timer_scale=1.0) as lobby:
+        ana, ben, start = await _two_player_game(lobby, turn_seconds=0)
+        table = lobby.tables[start.id]
+        seat = start.me
+        dice = table.state.hidden[seat]
+        # ana's old connection is silently dead; she logs in again before it is found out
+        again = await with_key(lobby, "ana", "SHA256:ana")
+        view = await again.expect(P.TableState)
+        assert view.me == seat and view.game.seats[seat].hidden == dice
+        assert table.seats[seat].sid == again.session.id
+        await ana.expect(P.LeftTable)
+        moved = await ana.expect(P.Notice)
+        assert moved.text == "your seat at {table} went to your new session"
+        # the old connection's end changes nothing for the seat
+        ana.session.close()
+        await ben.expect(P.Notice, lambda e: e.text == "{name} is back")
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert table.seats[seat].sid == again.session.id and not table.seats[seat].away
+
+
+async def test_a_paused_tables_held_seat_shows_its_whole_grace():
+    async with running_lobby(timer_scale=1.0) as lobby:
+        ana, ben, start = await _two_player_game(lobby, turn_seconds=0, grace_seconds=90)
+        lobby.paused.add(start.id)  # as an admin's PauseTable does
+        ben.session.close()
+        state = await ana.expect(P.TableState, lambda e: e.seats[1 - start.me].away)
+        assert state.seats[1 - start.me].grace == 90.0
