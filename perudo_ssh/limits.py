@@ -3,8 +3,8 @@
 `Limits()` holds the defaults; `perudo.toml`'s `[limits]` table overrides any of them
 (`perudo_ssh.config`), and the server hands one `Limits` to the SSH layer
 (`perudo_ssh.ssh.server.start_server`), the lobby (`Lobby(outbox_size=...)`) and every app
-(`screens.app.make_app`). A session count of 0 means no limit, a timeout of 0 never; the
-other settings must be at least 1 (`MINIMUM`).
+(`screens.app.make_app`). A session or connection count of 0 means no limit, a timeout of 0
+never; the other settings must be at least 1 (`MINIMUM`).
 
 Pure data: no I/O, nothing imported beyond msgspec.
 """
@@ -30,8 +30,14 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     """App sessions from one client IP address (an IPv6 address's /64) at once; 0: no limit."""
     max_sessions_per_key: int = 4
     """App sessions with one SSH key at once (guests: by address only); 0: no limit."""
+    max_connections_per_address: int = 20
+    """SSH connections from one client IP address (an IPv6 address's /64) open at once,
+    logged in or not, with sessions or not; one more is closed as soon as it opens, before
+    it logs in; 0: no limit."""
     login_timeout: float = 30.0
-    """Seconds a client has to finish logging in before it is disconnected; 0: never."""
+    """Seconds a client has to finish logging in before it is disconnected, and that a
+    logged-in connection may stay without a session (a game or a command) open, after it
+    logged in or after its last session closed, before it is closed; 0: never."""
     keepalive_interval: float = 30.0
     """Seconds of silence from a client before the server sends it an SSH keepalive; 0: none."""
     keepalive_count_max: int = 3

@@ -29,15 +29,19 @@ from perudo_ssh.archive import GameArchive
 from perudo_ssh.i18n import language_of
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.lobby import Lobby
+from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import AdminList, banner_text, host_of
 from perudo_ssh.referee import Verdict
-from perudo_ssh.ssh.server import Login, start_server
+from perudo_ssh.ssh.server import Connections, Login, start_server
 from perudo_ssh.store import DEFAULT_PATH, NewGame, Store
 
 log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE = 3.0
 """Seconds a stopping server gives its sessions to show the goodbye and close."""
+CLOSE_TIMEOUT = 5.0
+"""Seconds a stopping server then waits for the connections it closed (and its listener) to
+be gone before it finishes its writes and exits anyway."""
 
 
 _RATING_LOCKS: weakref.WeakKeyDictionary[Store, asyncio.Lock] = weakref.WeakKeyDictionary()
@@ -92,6 +96,7 @@ async def start_game_server(
     archive: GameArchive | None = None,
     admins: AdminList | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    connections: Connections | None = None,
 ) -> tuple[asyncssh.SSHAcceptor, Lobby]:
     """Start `lobby` (a new one by default) and an SSH listener on `host:port` whose
     sessions each run a `screens.app.PerudoApp` attached to it, in the language of the
@@ -109,7 +114,9 @@ async def start_game_server(
     `admins` says which keys are admins' (none by default); bans are refused at login.
 
     `limits` (`perudo_ssh.limits.Limits`) are the SSH layer's, each app's lobby idle timeout,
-    and the outbox size of a new lobby (a lobby given keeps its own `outbox_size`)."""
+    and the outbox size of a new lobby (a lobby given keeps its own `outbox_size`). The
+    open SSH connections are kept in `connections` (`perudo_ssh.ssh.server.start_server`;
+    a new one when None): pass one to close them when stopping."""
     from screens.app import make_app
 
     if lobby is None:
@@ -141,9 +148,13 @@ async def start_game_server(
             address=host_of(login.peer),
             account_id=login.account.id if login.account is not None else None,
         )
-        if archive is not None:
-            archive.session_joined(session, login.account)
-        app = make_app(session, language_of(login.lang), limits)
+        try:
+            if archive is not None:
+                archive.session_joined(session, login.account)
+            app = make_app(session, language_of(login.lang), limits)
+        except BaseException:
+            session.close()  # no app to close it: it would stay in the lobby for ever
+            raise
         app.store = store if login.account is not None else None
         app.account = login.account
         if login.notice is not None:
@@ -159,6 +170,7 @@ async def start_game_server(
         bans=is_banned,
         banned_keys=moderation.banned_keys,
         limits=limits,
+        connections=connections,
     )
     return acceptor, lobby
 
@@ -171,7 +183,11 @@ async def serve_forever(
     config: Path | None = None,
     limits: Limits = DEFAULT_LIMITS,
 ) -> None:
-    """Run the server until SIGINT or SIGTERM, then close sessions and stop cleanly.
+    """Run the server until SIGINT or SIGTERM, then close sessions and stop cleanly: tell
+    every session (the lobby's Goodbye), give the apps `SHUTDOWN_GRACE` seconds to show it
+    and end, close every SSH connection still open (waiting up to `CLOSE_TIMEOUT` for
+    them), then write every finished game and close the store — whatever went wrong in the
+    steps before — and return (the process exits 0).
 
     `db` is the database file (created on first start; `perudo_ssh.store`); `config` the
     configuration file whose `[admins]` are the admins (read again when it changes; None:
@@ -182,9 +198,16 @@ async def serve_forever(
     store = await Store.open(db or DEFAULT_PATH)
     archive = GameArchive(store, after_game=update_ratings)
     log.info("database %s", store.path)
+    connections = Connections(limits)
     try:
         acceptor, lobby = await start_game_server(
-            host, port, host_key_dir, archive=archive, admins=admins, limits=limits
+            host,
+            port,
+            host_key_dir,
+            archive=archive,
+            admins=admins,
+            limits=limits,
+            connections=connections,
         )
     except BaseException:
         await store.close()
@@ -200,14 +223,40 @@ async def serve_forever(
         acceptor.get_port(),
         host,
     )
-    await stop.wait()
-    log.info("stopping")
-    acceptor.close()
-    await lobby.stop()  # every session gets Goodbye("server stopping") and shows it
-    await acceptor.wait_closed()
-    # let the apps show the goodbye and close their channels; asyncio.run cancels the rest
-    others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    if others:
-        await asyncio.wait(others, timeout=SHUTDOWN_GRACE)
-    await archive.drain()  # every finished game is written before the database closes
-    await store.close()
+    try:
+        await stop.wait()
+        log.info("stopping")
+        acceptor.close()
+        try:
+            await lobby.stop()  # every session gets Goodbye("server stopping") and shows it
+            # let the apps show the goodbye and close their channels
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            if others:
+                await asyncio.wait(others, timeout=SHUTDOWN_GRACE)
+        finally:
+            await _close_connections(acceptor, connections)
+    finally:
+        try:
+            await archive.drain()  # every finished game is written before the database closes
+        finally:
+            await store.close()
+            for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal waited until now
+                loop.remove_signal_handler(sig)
+
+
+async def _close_connections(acceptor: asyncssh.SSHAcceptor, connections: Connections) -> None:
+    """Close every SSH connection still open (a ControlPersist master whose session ended, a
+    client that stopped reading, one logged in with no session) and wait, up to
+    `CLOSE_TIMEOUT` seconds, for them and for the closed listener `acceptor` to be gone
+    (from Python 3.12.1 `wait_closed()` waits for every connection: without this, one idle
+    client kept a stopping server running). Those that do not close in time are logged and
+    left to the process's exit."""
+    closing = connections.close_all()
+    closed = await connections.wait_closed(CLOSE_TIMEOUT)
+    try:
+        async with asyncio.timeout(CLOSE_TIMEOUT):
+            await acceptor.wait_closed()
+    except TimeoutError:
+        closed = False
+    if closing:
+        log_event(log, "connections_closed", count=closing, all_closed=closed)

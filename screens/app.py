@@ -150,6 +150,13 @@ class PerudoApp(App[str | None]):
             self.notify(say(self.tr, text, args), markup=False, timeout=ARRIVAL_SECONDS)
 
     def on_unmount(self) -> None:
+        self.detach()
+
+    def detach(self) -> None:
+        """Leave the lobby (close the lobby session; a seat then follows the disconnect
+        rules); idempotent. Called when the app unmounts, and by the SSH layer once the
+        app's task has ended however it ended (`perudo_ssh.ssh.session`): a task cancelled
+        after its client left never unmounts, and would leave a ghost in the lobby."""
         self.session.close()
 
     async def on_event(self, event: events.Event) -> None:

@@ -1,7 +1,9 @@
 """The server's limits (issue 5, item 4): the settings and their `[limits]` table, the session
 counts over real SSH (the excess is refused with a message in the client's terminal, and a
-place is given back when a session ends, however it ends), the login timeout, and the lobby
-idle timeout (a pilot test on a fake clock, and once over SSH)."""
+place is given back when a session ends, however it ends), the connections per address (the
+excess closed before it logs in, saying why), the login timeout, a logged-in connection with
+no session closed, and the lobby idle timeout (a pilot test on a fake clock, and once over
+SSH)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,13 @@ from perudo_ssh.i18n import translator
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits, limit_error
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.serve import start_game_server
-from perudo_ssh.ssh.admission import Admission, SessionCounts, SessionRefusal, address_group
+from perudo_ssh.ssh.admission import (
+    Admission,
+    Connections,
+    SessionCounts,
+    SessionRefusal,
+    address_group,
+)
 from perudo_ssh.ssh.server import Login, start_server
 from screens.app import IDLE, PerudoApp, idle_farewell
 from tests.sshterm import Terminal, until
@@ -45,6 +53,7 @@ def test_the_defaults() -> None:
         max_sessions=200,
         max_sessions_per_address=10,
         max_sessions_per_key=4,
+        max_connections_per_address=20,
         login_timeout=30.0,
         keepalive_interval=30.0,
         keepalive_count_max=3,
@@ -66,6 +75,8 @@ SECONDS = "{} must be a number of seconds of at least 0, not {}"
     ("name", "value", "error"),
     [
         ("max_sessions", -1, WHOLE.format("max_sessions", 0, -1)),
+        ("max_connections_per_address", 2.0,
+         WHOLE.format("max_connections_per_address", 0, 2.0)),
         ("max_paste", 1.5, WHOLE.format("max_paste", 0, 1.5)),
         ("max_sessions_per_key", True, WHOLE.format("max_sessions_per_key", 0, True)),
         ("output_queue_events", 0, WHOLE.format("output_queue_events", 1, 0)),
@@ -86,9 +97,14 @@ def test_a_bad_limit_is_refused_naming_it(name: str, value: Any, error: str) -> 
 
 
 def test_the_limits_table_of_the_config_file(tmp_path: Path) -> None:
-    text = "[server]\nport = 2022\n\n[limits]\nmax_sessions = 50\nlobby_idle_timeout = 600\n"
+    text = (
+        "[server]\nport = 2022\n\n[limits]\nmax_sessions = 50\nlobby_idle_timeout = 600\n"
+        "max_connections_per_address = 0\n"
+    )
     config = parse_config(text, tmp_path / "perudo.toml")
-    assert config.limits == Limits(max_sessions=50, lobby_idle_timeout=600.0)
+    assert config.limits == Limits(
+        max_sessions=50, lobby_idle_timeout=600.0, max_connections_per_address=0
+    )
     assert isinstance(config.limits.lobby_idle_timeout, float)
     assert parse_config("[server]\n").limits == DEFAULT_LIMITS
 
@@ -185,6 +201,61 @@ def test_a_thousand_sessions_come_and_go_and_leave_nothing_counted() -> None:
     assert (counts.total, counts.tracked) == (0, 0)
 
 
+class FakeConnection:
+    """Stands for an asyncssh connection: `close()` is counted, `wait_closed()` returns once
+    closed."""
+
+    def __init__(self) -> None:
+        self.closes = 0
+        self._closed = asyncio.Event()
+
+    def close(self) -> None:
+        self.closes += 1
+        self._closed.set()
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
+
+
+async def test_connections_are_counted_by_address_and_released_once() -> None:
+    conns = Connections(Limits(max_connections_per_address=2))
+    a, b, c, d, e = (FakeConnection() for _ in range(5))
+    assert conns.admit(a, "10.0.0.1") and conns.admit(b, "10.0.0.1")
+    assert conns.admit(b, "10.0.0.1")  # the same one again: counted once
+    assert not conns.admit(c, "10.0.0.1")  # the third from one address
+    assert conns.admit(c, "10.0.0.2") and conns.admit(d, None)  # unknown: not per address
+    assert not conns.admit(e, "::ffff:10.0.0.1")  # the same address, IPv4-mapped
+    assert (len(conns), conns.of_address("10.0.0.1"), conns.tracked) == (4, 2, 2)
+    conns.release(a)
+    conns.release(a)  # a second release gives nothing more back
+    conns.release(e)  # never counted: nothing
+    assert (len(conns), conns.of_address("10.0.0.1")) == (3, 1)
+    assert conns.admit(e, "10.0.0.1")
+    assert conns.close_all() == 4
+    assert [x.closes for x in (a, b, c, d, e)] == [0, 1, 1, 1, 1]
+    assert await conns.wait_closed(5) is True
+    for x in (b, c, d, e):
+        conns.release(x)
+    assert (len(conns), conns.tracked) == (0, 0)
+    unlimited = Connections(Limits(max_connections_per_address=0))
+    assert all(unlimited.admit(FakeConnection(), "10.0.0.1") for _ in range(100))
+
+
+async def test_waiting_for_connections_is_bounded() -> None:
+    conns = Connections(DEFAULT_LIMITS)
+    stuck = FakeConnection()
+    conns.admit(stuck, "10.0.0.1")
+    assert await conns.wait_closed(0.05) is False  # never closed: the wait gives up
+    assert await Connections(DEFAULT_LIMITS).wait_closed(5) is True
+
+
+def test_a_connection_freed_without_a_release_gives_its_place_back() -> None:
+    conns = Connections(Limits(max_connections_per_address=1))
+    conns.admit(FakeConnection(), "10.0.0.1")  # no reference kept: freed at once
+    assert (len(conns), conns.tracked) == (0, 0)
+    assert conns.admit(FakeConnection(), "10.0.0.1")
+
+
 # ---- over real SSH -----------------------------------------------------------------------
 
 
@@ -207,15 +278,60 @@ class HelloApp(App[None]):
 
 @asynccontextmanager
 async def hello_server(tmp_path: Path, limits: Limits) -> AsyncIterator[tuple[int, SessionCounts]]:
-    counts = SessionCounts(limits)
+    async with hello_server_with(tmp_path, limits) as (port, counts, _):
+        yield port, counts
+
+
+@asynccontextmanager
+async def hello_server_with(
+    tmp_path: Path, limits: Limits
+) -> AsyncIterator[tuple[int, SessionCounts, Connections]]:
+    """`hello_server`, and its connections."""
+    counts, conns = SessionCounts(limits), Connections(limits)
     acceptor = await start_server(
-        HelloApp, port=0, host_key_dir=tmp_path / "keys", limits=limits, sessions=counts
+        HelloApp,
+        port=0,
+        host_key_dir=tmp_path / "keys",
+        limits=limits,
+        sessions=counts,
+        connections=conns,
     )
     try:
-        yield acceptor.get_port(), counts
+        yield acceptor.get_port(), counts, conns
     finally:
         acceptor.close()
+        conns.close_all()
+        await conns.wait_closed(5)
         await acceptor.wait_closed()
+
+
+class Guest(asyncssh.SSHClient):
+    """Logs in as a guest (keyboard-interactive, no prompts); remembers why it was closed."""
+
+    def __init__(self) -> None:
+        self.lost: Exception | None = None
+
+    def kbdint_auth_requested(self) -> str:
+        return ""
+
+    def kbdint_challenge_received(self, *args: object) -> list[str]:
+        return []
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = exc
+
+
+async def guest(port: int, name: str) -> tuple[asyncssh.SSHClientConnection, Guest]:
+    """A logged-in guest connection with no channel open, and its client."""
+    conn, client = await asyncssh.create_connection(
+        Guest, "127.0.0.1", port, username=name, known_hosts=None, config=None,
+        client_keys=None, agent_path=None, preferred_auth="keyboard-interactive",
+    )  # fmt: skip
+    return conn, client
+
+
+def events_named(caplog: pytest.LogCaptureFixture, event: str) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if getattr(r, "event", None) == event]
 
 
 async def session(port: int, name: str, key: asyncssh.SSHKey | None = None) -> Terminal:
@@ -340,6 +456,76 @@ async def test_a_client_that_does_not_log_in_is_cut_off(
             )
     (record,) = [r for r in caplog.records if getattr(r, "event", None) == "login_timeout"]
     assert record.fields["seconds"] == 0.3
+
+
+async def test_the_21st_connection_from_one_address_is_closed_before_it_logs_in(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="perudo_ssh")
+    async with hello_server_with(tmp_path, DEFAULT_LIMITS) as (port, counts, conns):
+        opened = [await guest(port, f"g{i}") for i in range(20)]  # logged in, no channel
+        assert (len(conns), conns.of_address("127.0.0.1")) == (20, 20)
+        with pytest.raises(asyncssh.DisconnectError) as refused:
+            await guest(port, "g20")
+        assert refused.value.code == asyncssh.DISC_TOO_MANY_CONNECTIONS
+        assert str(refused.value).startswith("too many connections from your address (limit: 20)")
+        (record,) = events_named(caplog, "connection_refused")
+        assert record.fields == {
+            "peer": record.fields["peer"],
+            "reason": "address_full",
+            "limit": 20,
+        }
+        assert len(events_named(caplog, "login_ok")) == 20  # it never got to log in
+        assert len(conns) == 20
+        conn, _ = opened.pop()
+        conn.close()  # gone: its place is given back, and the next one gets in
+        await conn.wait_closed()
+        await until(lambda: len(conns) == 19, "the place to be given back", timeout=5)
+        opened.append(await guest(port, "g21"))
+        for conn, _ in opened:
+            conn.close()
+            await conn.wait_closed()
+        await until(lambda: len(conns) == 0, "every place to be given back", timeout=5)
+        assert (conns.tracked, counts.total) == (0, 0)
+
+
+async def test_a_logged_in_connection_without_a_session_is_closed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="perudo_ssh")
+    async with hello_server_with(tmp_path, Limits(login_timeout=0.5)) as (port, counts, conns):
+        # ana plays: her connection stays open for as long as her session does
+        ana = await asyncssh.connect(
+            "127.0.0.1", port, username="ana", known_hosts=None, config=None,
+            client_keys=[ANA], agent_path=None,
+        )  # fmt: skip
+        process = await ana.create_process(term_type="xterm", term_size=(80, 24))
+        await until(lambda: counts.total == 1, "ana's session to start", timeout=5)
+        # ben only logs in, after ana's session started: he is closed after the timeout
+        ben, ben_client = await guest(port, "ben")
+        await asyncio.wait_for(ben.wait_closed(), 5)
+        assert ben_client.lost is None  # a clean disconnect ("by application")
+        (record,) = events_named(caplog, "connection_idle")
+        assert record.fields["seconds"] == 0.5 and record.fields["fingerprint"] is None
+        assert not ana.is_closed()  # her session was open all along
+        process.stdin.write("q")  # her session ends; then so does her connection
+        assert (await asyncio.wait_for(process.wait(), 5)).exit_status == 0
+        await asyncio.wait_for(ana.wait_closed(), 5)
+        idle = events_named(caplog, "connection_idle")
+        assert [r.fields["fingerprint"] for r in idle] == [None, ANA_FP]
+        await until(lambda: len(conns) == 0, "every connection to be released", timeout=5)
+        assert (conns.tracked, counts.total) == (0, 0)
+
+
+async def test_no_idle_connection_timeout_when_the_login_timeout_is_off(tmp_path: Path) -> None:
+    async with hello_server_with(tmp_path, Limits(login_timeout=0)) as (port, _, conns):
+        ben, _ = await guest(port, "ben")
+        # a command's channel comes and goes; the connection stays (nothing closes it)
+        result = await ben.run("records", timeout=5)
+        assert result.exit_status == 1
+        assert not ben.is_closed() and len(conns) == 1
+        ben.close()
+        await ben.wait_closed()
 
 
 # ---- the lobby idle timeout --------------------------------------------------------------

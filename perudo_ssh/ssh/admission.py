@@ -1,5 +1,7 @@
 """How many app sessions the server holds, in total, per client address and per key (issue 5,
-item 4): one `SessionCounts` is shared by every connection of a server.
+item 4): one `SessionCounts` is shared by every connection of a server. And how many SSH
+connections it holds per client address: one `Connections` is shared by them too, and keeps
+them so that a stopping server can close those still open.
 
 A session asks to be admitted when it is about to start its app; past a limit it is refused
 with a `SessionRefusal` (an `N_` message the SSH layer translates for that client, and a
@@ -10,15 +12,25 @@ whole. Guests (no key) are counted by address only.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import weakref
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from perudo_ssh.i18n import N_
 from perudo_ssh.limits import Limits
 
-__all__ = ["Admission", "SessionCounts", "SessionRefusal", "address_group"]
+__all__ = [
+    "Admission",
+    "Connection",
+    "Connections",
+    "SessionCounts",
+    "SessionRefusal",
+    "address_group",
+]
 
 SERVER_FULL = N_("perudo-ssh: the server is full (limit: {limit}); try again later.")
 ADDRESS_FULL = N_(
@@ -122,3 +134,102 @@ class SessionCounts:
                 counter[name] -= 1
                 if counter[name] <= 0:
                     del counter[name]  # no growth with the number of addresses ever seen
+
+
+class Connection(Protocol):
+    """What `Connections` needs of a connection (an `asyncssh.SSHServerConnection`)."""
+
+    def close(self) -> None:
+        """Close it cleanly (asyncssh: a disconnect message, then the socket)."""
+
+    async def wait_closed(self) -> None:
+        """Return once it is closed."""
+
+
+class Connections:
+    """The open SSH connections of one server, counted by client address (an IPv6 address's
+    /64, `address_group`) against `limits.max_connections_per_address` (0: no limit).
+
+    A connection is `admit`ted when it opens and `release`d when it closes (both on the
+    event loop). The connections are held weakly: one the SSH library dropped without a
+    `release` is not kept alive here, and its place is given back when it is freed. A
+    stopping server closes those still open with `close_all` and waits for them with
+    `wait_closed`."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        # id(connection) -> (a weak reference to it, the address group it is counted in)
+        self._open: dict[int, tuple[weakref.ref[Connection], str | None]] = {}
+        self._by_address: Counter[str] = Counter()
+
+    def __len__(self) -> int:
+        """Connections open (admitted, not released yet)."""
+        return len(self._open)
+
+    def of_address(self, address: str | None) -> int:
+        """Open connections counted against `address` (its /64 for IPv6)."""
+        group = address_group(address)
+        return self._by_address[group] if group is not None else 0
+
+    @property
+    def tracked(self) -> int:
+        """Addresses with open connections: what the counts hold in memory."""
+        return len(self._by_address)
+
+    def admit(self, conn: Connection, address: str | None) -> bool:
+        """Count `conn`, just opened from IP `address` (None: unknown, not counted per
+        address); False, counting nothing, when its address already has
+        `max_connections_per_address` open. Admitting one already open does nothing."""
+        key = id(conn)
+        if key in self._open:
+            return True
+        group = address_group(address)
+        most = self.limits.max_connections_per_address
+        if most and group is not None and self._by_address[group] >= most:
+            return False
+        forget = self._forget
+
+        def freed(_: weakref.ref[Connection]) -> None:
+            forget(key)
+
+        self._open[key] = (weakref.ref(conn, freed), group)
+        if group is not None:
+            self._by_address[group] += 1
+        return True
+
+    def release(self, conn: Connection) -> None:
+        """Stop counting `conn` (once it has closed); nothing for one not counted."""
+        entry = self._open.get(id(conn))
+        if entry is not None and entry[0]() is conn:
+            self._forget(id(conn))
+
+    def _forget(self, key: int) -> None:
+        entry = self._open.pop(key, None)
+        if entry is None:
+            return
+        group = entry[1]
+        if group is not None:
+            self._by_address[group] -= 1
+            if self._by_address[group] <= 0:
+                del self._by_address[group]  # no growth with the number of addresses ever seen
+
+    def _live(self) -> list[Connection]:
+        return [conn for ref, _ in list(self._open.values()) if (conn := ref()) is not None]
+
+    def close_all(self) -> int:
+        """Close every connection still open (a stopping server); how many there were."""
+        conns = self._live()
+        for conn in conns:
+            conn.close()
+        return len(conns)
+
+    async def wait_closed(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for every connection open now to close; whether
+        they all did."""
+        waits = [asyncio.ensure_future(conn.wait_closed()) for conn in self._live()]
+        if not waits:
+            return True
+        _, pending = await asyncio.wait(waits, timeout=timeout)
+        for wait in pending:
+            wait.cancel()
+        return not pending

@@ -25,8 +25,16 @@ since is refused too.
 Limits (issue 5, item 4) are the server's `Limits`: the login timeout and SSH keepalive of
 every connection, and the app sessions the server, one address and one key may hold at once,
 counted by one `SessionCounts` shared by all its connections (a session past a limit is told
-which in its terminal). Connections, logins and refusals are logged as events
-(`perudo_ssh.logs.log_event`): connection_opened, connection_closed, login_ok,
+which in its terminal). The connections themselves are counted per address by one
+`Connections`: one past `max_connections_per_address` is closed as soon as it opens, before
+any authentication (the client is sent an SSH disconnect saying why, in English: its
+language is not known yet). A logged-in connection with no session channel open (a game or a
+command) for `login_timeout` seconds — since it logged in, or since its last session closed
+— is closed too (an OpenSSH ControlPersist master, a client that only logged in). A stopping
+server closes the connections it still has through `Connections.close_all`.
+
+Connections, logins and refusals are logged as events (`perudo_ssh.logs.log_event`):
+connection_opened, connection_closed, connection_refused, connection_idle, login_ok,
 login_refused, login_timeout, session_refused, listening; the sessions log theirs
 (`perudo_ssh.ssh.session`).
 """
@@ -34,6 +42,7 @@ login_refused, login_timeout, session_refused, listening; the sessions log their
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import logging
 import weakref
@@ -49,7 +58,7 @@ from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import normal_address
 from perudo_ssh.names import clean_name
-from perudo_ssh.ssh.admission import SessionCounts
+from perudo_ssh.ssh.admission import Connections, SessionCounts
 from perudo_ssh.ssh.commands import CommandSession
 from perudo_ssh.ssh.hostkey import load_or_create_host_key
 from perudo_ssh.ssh.isolation import install_redirect_guard
@@ -61,7 +70,15 @@ from perudo_ssh.store import Account, Store, claimable_name
 if TYPE_CHECKING:
     from textual.app import App
 
-__all__ = ["AppFactory", "BanCheck", "Limits", "Login", "SessionCounts", "start_server"]
+__all__ = [
+    "AppFactory",
+    "BanCheck",
+    "Connections",
+    "Limits",
+    "Login",
+    "SessionCounts",
+    "start_server",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +87,12 @@ MAX_SESSIONS_PER_CONNECTION = 4
 
 LOGIN_TIMEOUT_EXPIRED = "Login timeout expired"
 """What asyncssh's login timer closes a connection with."""
+
+CONNECTIONS_FULL = "too many connections from your address (limit: {limit})"
+"""The SSH disconnect reason of a connection past `Limits.max_connections_per_address`
+(OpenSSH prints it). English: the client's language is not known before it logs in."""
+NO_SESSION = "no session opened in {seconds:g} seconds"
+"""The SSH disconnect reason of a logged-in connection left without a session channel."""
 
 BanCheck = Callable[[str | None, str | None, Collection[str]], str | None]
 """`(key fingerprint or None, IP address or None, the other keys of that key's account)` ->
@@ -149,10 +172,17 @@ class _PerudoServer(asyncssh.SSHServer):
         banned_keys: Callable[[], Collection[str]] | None = None,
         limits: Limits = DEFAULT_LIMITS,
         counts: SessionCounts | None = None,
+        connections: Connections | None = None,
     ) -> None:
         self._app_factory = app_factory
         self._limits = limits
         self._counts = counts
+        self._connections = connections
+        self._loop = asyncio.get_running_loop()
+        self._refused = False  # past the connections limit: closed at once
+        self._lost = False  # the connection is gone
+        self._channels = 0  # session channels given a session and not closed yet
+        self._idle_timer: asyncio.TimerHandle | None = None
         self._authenticated = False
         self._store = store
         self._bans = bans
@@ -174,9 +204,32 @@ class _PerudoServer(asyncssh.SSHServer):
         peername = conn.get_extra_info("peername")
         self._peer = _format_peer(peername)
         self._address = normal_address(str(peername[0])) if peername else None
+        if self._connections is not None and not self._connections.admit(conn, self._address):
+            self._refused = True
+            limit = self._connections.limits.max_connections_per_address
+            log_event(
+                logger,
+                "connection_refused",
+                level=logging.WARNING,
+                peer=self._peer,
+                reason="address_full",
+                limit=limit,
+            )
+            # once asyncssh has sent its version (right after this returns): the client then
+            # reads the reason (OpenSSH: "Received disconnect from ...: too many ...")
+            reason = CONNECTIONS_FULL.format(limit=limit)
+            code = asyncssh.DISC_TOO_MANY_CONNECTIONS
+            self._loop.call_soon(conn.disconnect, code, reason, context=contextvars.Context())
+            return
         log_event(logger, "connection_opened", peer=self._peer)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = True  # its sessions may learn it later: no idle timer from them
+        self._cancel_idle_timer()
+        if self._connections is not None and self._conn is not None:
+            self._connections.release(self._conn)
+        if self._refused:
+            return  # logged once, as connection_refused
         # str(): a log record holding the exception would hold, through its traceback's
         # frames, whatever app was writing when the pipe broke.
         reason = str(exc) if exc is not None else None
@@ -214,6 +267,53 @@ class _PerudoServer(asyncssh.SSHServer):
                 asyncssh.DISC_NO_MORE_AUTH_METHODS_AVAILABLE, "banned from this server"
             )
         return True
+
+    # A logged-in connection with no session channel (`Limits.login_timeout`)
+
+    def _arm_idle_timer(self) -> None:
+        """Close this connection `login_timeout` seconds from now unless a session channel
+        opens by then (called once it logged in, and when its last session closed)."""
+        self._cancel_idle_timer()
+        timeout = self._limits.login_timeout
+        if timeout > 0 and self._authenticated and self._channels == 0 and not self._lost:
+            # a fresh context: this may be called from a session's callback run inside its
+            # app's task, whose context would keep the app alive until the timer fires
+            context = contextvars.Context()
+            self._idle_timer = self._loop.call_later(timeout, self._idle_expired, context=context)
+
+    def _cancel_idle_timer(self) -> None:
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+
+    def _idle_expired(self) -> None:
+        self._idle_timer = None
+        if self._channels or self._conn is None or self._lost:
+            return
+        seconds = self._limits.login_timeout
+        log_event(
+            logger,
+            "connection_idle",
+            peer=self._peer,
+            fingerprint=self._fingerprint,
+            seconds=seconds,
+        )
+        reason = NO_SESSION.format(seconds=seconds)
+        self._conn.disconnect(asyncssh.DISC_BY_APPLICATION, reason)
+
+    def _channel_opening(self) -> None:
+        """A session channel was given a session: no idle timeout while it is open. (One
+        refused leaves the timeout running: asking again and again does not put it off.)"""
+        self._channels += 1
+        self._cancel_idle_timer()
+
+    def _channel_closed(self) -> None:
+        """A session channel closed: the idle timeout starts again after the last."""
+        self._channels = max(0, self._channels - 1)
+        if self._channels == 0:
+            self._arm_idle_timer()
+
+    # Authentication
 
     def begin_auth(self, username: str) -> bool:
         self._username = username
@@ -275,6 +375,7 @@ class _PerudoServer(asyncssh.SSHServer):
             # the lookup is a task that every session request waits for
             work = identify(self._store, self._username, self._fingerprint, self._guests)
             self._identity = asyncio.get_running_loop().create_task(work)
+        self._arm_idle_timer()
 
     def session_requested(self) -> AppSession | bool:
         if self._identity is None:
@@ -319,6 +420,7 @@ class _PerudoServer(asyncssh.SSHServer):
                 limits=self._limits,
                 sessions=self._counts,
                 address=self._address,
+                on_close=self._channel_closed,
             )
         else:
             session = CommandSession(
@@ -332,8 +434,10 @@ class _PerudoServer(asyncssh.SSHServer):
                 limits=self._limits,
                 sessions=self._counts,
                 address=self._address,
+                on_close=self._channel_closed,
             )
         self._sessions.add(session)
+        self._channel_opening()  # until the session's channel closes (`on_close`)
         return session
 
 
@@ -382,6 +486,7 @@ async def start_server(
     banned_keys: Callable[[], Collection[str]] | None = None,
     limits: Limits = DEFAULT_LIMITS,
     sessions: SessionCounts | None = None,
+    connections: Connections | None = None,
 ) -> asyncssh.SSHAcceptor:
     """Listen for SSH clients; run `app_factory(login)` for each PTY session.
 
@@ -398,7 +503,11 @@ async def start_server(
     `limits` sets the login timeout, the keepalive, the session limits and each session's
     input and output limits (`perudo_ssh.limits.Limits`). The live app sessions are counted
     in `sessions`, against its own limits (a new `SessionCounts(limits)` when None; pass one
-    to read the counts, or to share them between listeners).
+    to read the counts, or to share them between listeners). The open connections are
+    counted in `connections` (a new `Connections(limits)` when None), against
+    `limits.max_connections_per_address`; pass one to read them or, once the acceptor is
+    closed, to close those still open (`Connections.close_all`: closing the acceptor
+    leaves them open, and from Python 3.12.1 its `wait_closed()` waits for every one).
 
     Raises:
         OSError: the host key cannot be read or written, or the port is taken.
@@ -407,8 +516,9 @@ async def start_server(
     host_key = load_or_create_host_key(host_key_dir)
     guests = itertools.count(1)
     counts = sessions if sessions is not None else SessionCounts(limits)
+    conns = connections if connections is not None else Connections(limits)
     acceptor = await asyncssh.create_server(
-        lambda: _PerudoServer(app_factory, store, guests, bans, banned_keys, limits, counts),
+        lambda: _PerudoServer(app_factory, store, guests, bans, banned_keys, limits, counts, conns),
         host,
         port,
         server_host_keys=[host_key],

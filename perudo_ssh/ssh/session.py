@@ -1,5 +1,10 @@
 """One SSH session channel running one Textual app.
 
+An app may have a `detach()` method: it is called once the app's task ends, however it ends
+(an exit, a crash, or a cancel when the app did not exit within `SHUTDOWN_GRACE` of its client
+leaving), so that whatever the app is attached to (a `PerudoApp`'s lobby session) lets go of
+it even when the app never got to its own teardown. It must be idempotent.
+
 An app may leave a `farewell` attribute (a str: why it ended, in the player's language): once
 it has exited and left the terminal as it found it, that is written as one plain line,
 `perudo-ssh: <farewell>`, so that it stays on the client's terminal after `ssh` exits (the
@@ -157,6 +162,18 @@ class _TokenBucket:
         return max(0.0, min(wanted, self.burst) - self._tokens) / self.rate
 
 
+def _detach(app: object, peer: str) -> None:
+    """Call the `detach()` of an app whose task has ended, if it has one (see the module
+    docstring); an error there is logged, never raised (the task may be being cancelled)."""
+    detach = getattr(app, "detach", None)
+    if not callable(detach):
+        return
+    try:
+        detach()
+    except Exception as error:
+        log_event(logger, "detach_failed", level=logging.ERROR, peer=peer, exc=format_error(error))
+
+
 def _clamp(width: int, height: int) -> tuple[int, int]:
     if width <= 0 or height <= 0:
         return DEFAULT_SIZE
@@ -173,7 +190,8 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
     `limits` gives the input rate, the largest paste and the output left unread before the
     client is dropped. With `sessions`, the app starts only if `sessions.admit(address,
     fingerprint)` admits it (`address` the client's IP address); else the client is told
-    which limit it met, exit status 1.
+    which limit it met, exit status 1. `on_close()`, if given, is called once when the
+    channel has closed (the server counts the channels a connection has open).
     """
 
     def __init__(
@@ -186,8 +204,10 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         limits: Limits = DEFAULT_LIMITS,
         sessions: SessionCounts | None = None,
         address: str | None = None,
+        on_close: Callable[[], None] | None = None,
     ) -> None:
         self._app_factory = app_factory
+        self._on_close = on_close
         self._username = username
         self._fingerprint = fingerprint
         self._peer = peer
@@ -330,6 +350,9 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            on_close()
         self._pending.clear()
         for handle in (self._pump_handle, self._resize_handle):
             if handle is not None:
@@ -426,10 +449,11 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         farewell: bytes | None = None
         started = time.monotonic()
         peer, fingerprint, name = login.peer, login.fingerprint, login.name
+        app: App[Any] | None = None
         try:
             app = self._app_factory(login)
             isolate_app(app, color_system_for(login.term, login.colorterm))
-            driver = partial(SSHDriver, terminal=self, max_paste=self._limits.max_paste)
+            driver = partial(self._make_driver, max_paste=self._limits.max_paste)
             app.driver_class = cast("type[Driver]", driver)
             self._app = app
             log_event(
@@ -453,6 +477,8 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             self._app = None
             self._driver = None
             self._pending.clear()
+            if app is not None:
+                _detach(app, peer)
         if not self._closed and not chan.is_closing():
             if crashed:
                 chan.write_stderr(b"\r\n" + client_text(CRASH_MESSAGE, login.lang))
@@ -469,6 +495,16 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             status=status,
             seconds=seconds,
         )
+
+    def _make_driver(self, *args: Any, max_paste: int, **kwargs: Any) -> SSHDriver:
+        """The app's driver, made by Textual as the app starts. Textual (on Python 3.12 and
+        later) has just made every new task of the event loop eager (`App.run_async` sets
+        `asyncio.eager_task_factory`): the loop is the whole server's, and asyncssh then
+        stalls (a key login never got an answer once one app ran). That is undone here."""
+        eager = getattr(asyncio, "eager_task_factory", None)
+        if eager is not None and self._loop.get_task_factory() is eager:
+            self._loop.set_task_factory(None)
+        return SSHDriver(*args, terminal=self, max_paste=max_paste, **kwargs)
 
     def _crashed(self, peer: str, fingerprint: str | None, name: str, error: BaseException) -> None:
         """Log the crash of a session's app (the traceback as text: see `format_error`): an
