@@ -39,6 +39,10 @@ from perudo_ssh.rules import (
 )
 from perudo_ssh.rules.engine import _beats, _raise_counts
 
+# with pytest-xdist (the test command), every test of this module runs in one worker, so that
+# its module fixture (the 4000 games) is played once
+pytestmark = pytest.mark.xdist_group("rules-random")
+
 GAMES = 1000  # per preset
 CHUNK = 250  # games per worker task
 FACES = range(1, 7)
