@@ -231,6 +231,7 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         self._events = _TokenBucket(EVENT_RATE, EVENT_BURST, self._loop.time())
         self._messages = _TokenBucket(MESSAGE_RATE, MESSAGE_BURST, self._loop.time())
         self._resize_handle: asyncio.TimerHandle | None = None
+        self._cancel_handle: asyncio.TimerHandle | None = None  # the app's exit deadline
         self._resized_at = -RESIZE_INTERVAL
 
     @property
@@ -361,7 +362,7 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         if self._app is not None:
             logger.debug("client %s left; closing its app", self._peer)
             self._app.exit()
-            self._call_later(SHUTDOWN_GRACE, self._cancel_task)
+            self._cancel_handle = self._call_later(SHUTDOWN_GRACE, self._cancel_task)
 
     # SessionTerminal, for the driver
 
@@ -477,6 +478,9 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             self._app = None
             self._driver = None
             self._pending.clear()
+            if self._cancel_handle is not None:  # it exited in time: nothing holds the
+                self._cancel_handle.cancel()  # session (and its connection) any longer
+                self._cancel_handle = None
             if app is not None:
                 _detach(app, peer)
         if not self._closed and not chan.is_closing():
