@@ -29,7 +29,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from perudo_ssh import protocol
 from perudo_ssh.admin_commands import ADMIN_COMMANDS, AdminCommands
@@ -49,6 +49,8 @@ from perudo_ssh.session import Disconnected, FromSession, LobbySession
 from perudo_ssh.table import GameLog, Refusal, Table
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 BATCH = 64
 """Most inbox messages handled before the changes they made are sent out."""
@@ -563,16 +565,9 @@ class Lobby:
             if old is client or old.owner != owner or old.table is None:
                 continue
             table = self.tables[old.table]
-            seat = table.seat_of(old.id)
-            if table.status != "playing" or seat is None or table.seats[seat].owner != owner:
+            seat = table.hand_over(old.id, client.id)
+            if seat is None:
                 continue
-            assert table.state is not None
-            if table.state.counts[seat] == 0:
-                continue
-            table.seats[seat].sid = client.id
-            table.epoch += 1
-            if table.creator == old.id:
-                table.creator = client.id
             old.table = None
             client.table = table.id
             self._send(old, protocol.LeftTable())
@@ -605,20 +600,10 @@ class Lobby:
         held for the table's grace period (issue 5, item 2), anything else is a leave."""
         assert client.table is not None
         table = self.tables[client.table]
-        seat = table.seat_of(client.id)
-        if seat is None or table.status != "playing" or client.owner is None:
+        if table.holds_for(client.id) is None:
             self._leave(client)
             return
-        was = table.status
-        what = table.disconnect(client.id)
-        if what != "held":  # a seat without dice: a leave after all
-            client.table = None
-            self._game_may_have_ended(table, was)
-            if table.deserted:
-                self._close(table)
-                return
-            self._after_change(table)
-            return
+        seat = table.disconnect(client.id)
         client.table = None
         log_event(log, "seat_held", table=table.id, seat=seat, player=client.name)
         self._notice(
@@ -850,13 +835,14 @@ class Lobby:
 
     # ---- the game flow -------------------------------------------------------------------
 
-    def _played(self, table: Table, move: Callable[[], object]) -> None:
+    def _played(self, table: Table, move: Callable[[], T]) -> T:
         """Make a move at `table` (it may raise `Refusal`: then nothing changed), report the
-        game's end, and move on."""
+        game's end, and move on; returns what `move` returned."""
         was = table.status
-        move()
+        result = move()
         self._game_may_have_ended(table, was)
         self._after_change(table)
+        return result
 
     def _game_may_have_ended(self, table: Table, was: str) -> None:
         """Report a game that went from `was` "playing" to over: `on_game_over`, a log line."""
@@ -966,9 +952,7 @@ class Lobby:
 
     def _time_ran_out(self, table: Table) -> None:
         """The turn timer went off: the automatic move (`Table.auto_move`), told to all."""
-        moves: list[protocol.AutoMove | None] = []
-        self._played(table, lambda: moves.append(table.auto_move(self.rng)))
-        move = moves[0] if moves else None
+        move = self._played(table, lambda: table.auto_move(self.rng))
         if move is None:
             return
         name = table.seats[move.seat].name

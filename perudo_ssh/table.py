@@ -323,9 +323,7 @@ class Table:
         seat = self.seat_of(sid)
         if seat is None:
             return "absent"
-        if self.creator == sid:
-            others = [self.seats[i].sid for i in self.humans() if i != seat]
-            self.creator = others[0] if others else None
+        self._pass_creator(sid)
         self.ready.discard(seat)
         self.play_again.discard(seat)
         self.seats[seat].owner = None  # left on purpose: the seat is no longer theirs
@@ -352,26 +350,47 @@ class Table:
         self.seats[seat].gone = True
         return "gone"
 
-    def disconnect(self, sid: int) -> str:
-        """Session `sid` lost its connection (issue 5, item 2). Mid-game, a seated player with
-        dice and an identity keeps the seat: it is held for them ("held": `away`, nobody plays
-        it; the turn timer moves for them) until `stand_in`; anyone else is treated as leaving
-        (`leave`'s answers: a guest cannot come back)."""
+    def holds_for(self, sid: int) -> int | None:
+        """The seat that session `sid` keeps if its connection drops (issue 5, item 2): one
+        with dice, at a game in play, of a player with an identity; None when a drop is a
+        leave (`leave`: a guest cannot come back, a waiting seat closes up)."""
         seat = self.seat_of(sid)
         if seat is None or self.status != "playing" or self.seats[seat].owner is None:
-            return self.leave(sid)
+            return None
         assert self.state is not None
-        if self.state.counts[seat] == 0:
-            return self.leave(sid)
+        return seat if self.state.counts[seat] > 0 else None
+
+    def disconnect(self, sid: int) -> int:
+        """Session `sid` lost its connection and `holds_for(sid)` is its seat: the seat is
+        held for its player (`away`, nobody plays it; the turn timer moves for them) until
+        `stand_in` or `reclaim`. Returns the seat."""
+        seat = self.holds_for(sid)
+        assert seat is not None, "a drop that is a leave: call leave"
         self.epoch += 1
-        place = self.seats[seat]
-        place.sid = None
-        place.away = True
+        self.seats[seat].sid = None
+        self.seats[seat].away = True
         self.ready.discard(seat)
+        self._pass_creator(sid)
+        return seat
+
+    def hand_over(self, old: int, new: int) -> int | None:
+        """Session `new` of the same player takes over the seat session `old` holds at a game
+        in play (a silent drop: `old` is not known to be dead yet). Returns the seat, or None
+        when `old` holds none that `holds_for` would keep."""
+        seat = self.holds_for(old)
+        if seat is None:
+            return None
+        self.epoch += 1
+        self.seats[seat].sid = new
+        if self.creator == old:
+            self.creator = new
+        return seat
+
+    def _pass_creator(self, sid: int) -> None:
+        """Session `sid` is no longer seated: the creator's right goes to the next human."""
         if self.creator == sid:
-            others = [self.seats[i].sid for i in self.humans()]
+            others = [s for i in self.humans() if (s := self.seats[i].sid) != sid]
             self.creator = others[0] if others else None
-        return "held"
 
     def stand_in(self, seat: int) -> str:
         """The grace period of disconnected `seat` is over: a bot plays it ("bot") until its
