@@ -174,9 +174,9 @@ class Lobby:
         self.tables: dict[int, Table] = {}
         self._inbox: asyncio.Queue[object] = asyncio.Queue()
         self._clients: dict[int, _Client] = {}
-        # (table id, slot) -> (key, handle, when it goes off in loop time); see `_Timer`
+        # table id -> slot -> (key, handle, when it goes off in loop time); see `_Timer`
         self._timers: dict[
-            tuple[int, str], tuple[tuple[str | int, ...], asyncio.TimerHandle, float]
+            int, dict[str, tuple[tuple[str | int, ...], asyncio.TimerHandle, float]]
         ] = {}
         self._sids = itertools.count(1)
         self._table_ids = itertools.count(1)
@@ -346,9 +346,8 @@ class Lobby:
                 raise TypeError(f"not an inbox message: {message!r}")
 
     def _shutdown(self) -> None:
-        for _, handle, _ in self._timers.values():
-            handle.cancel()
-        self._timers.clear()
+        for tid in list(self._timers):
+            self._cancel_timer(tid)
         for client in self._clients.values():
             if not client.dropped:
                 table = self.tables.get(client.table) if client.table is not None else None
@@ -487,7 +486,8 @@ class Lobby:
         paused = table.id in self.paused
         now = asyncio.get_running_loop().time()
         clock = None
-        turn = self._timers.get((table.id, "turn"))
+        timers = self._timers.get(table.id, {})
+        turn = timers.get("turn")
         if turn is not None and table.turn_seconds:
             seat = turn[0][1]
             assert isinstance(seat, int)
@@ -495,7 +495,7 @@ class Lobby:
             clock = protocol.TurnClock(seat=seat, seconds=table.turn_seconds, left=left)
         grace: dict[int, float] = {}
         for seat in table.away():
-            timer = self._timers.get((table.id, f"grace{seat}"))
+            timer = timers.get(f"grace{seat}")
             # no timer running (a paused table): the whole grace is left, as on resuming
             left = table.grace_seconds if timer is None else (timer[2] - now) / self.timer_scale
             grace[seat] = max(0.0, left)
@@ -906,9 +906,9 @@ class Lobby:
             table.turn_seconds * self.timer_scale,
         )
         held = {seat for seat in table.away() if not table.seats[seat].bot}
-        for tid, slot in list(self._timers):
-            if tid == table.id and slot.startswith("grace") and int(slot[5:]) not in held:
-                self._cancel_timer(tid, slot)
+        for slot in list(self._timers.get(table.id, {})):
+            if slot.startswith("grace") and int(slot[5:]) not in held:
+                self._cancel_timer(table.id, slot)
         for seat in held:
             delay = table.grace_seconds * self.timer_scale
             self._set_timer(table.id, f"grace{seat}", ("grace", seat), delay)
@@ -918,7 +918,7 @@ class Lobby:
     ) -> None:
         """Table `tid`'s timer in `slot` goes off after `delay` seconds with `key` (None: no
         timer); one already set with the same key runs on."""
-        current = self._timers.get((tid, slot))
+        current = self._timers.get(tid, {}).get(slot)
         if current is not None and current[0] == key:
             return
         self._cancel_timer(tid, slot)
@@ -926,19 +926,23 @@ class Lobby:
             loop = asyncio.get_running_loop()
             message = _Timer(table=tid, slot=slot, key=key)
             handle = loop.call_later(delay, self._inbox.put_nowait, message)
-            self._timers[(tid, slot)] = (key, handle, loop.time() + delay)
+            self._timers.setdefault(tid, {})[slot] = (key, handle, loop.time() + delay)
 
     def _cancel_timer(self, tid: int, slot: str | None = None) -> None:
         """Cancel table `tid`'s timer in `slot`, or all its timers (None)."""
-        for found in [k for k in self._timers if k[0] == tid and slot in (None, k[1])]:
-            self._timers.pop(found)[1].cancel()
+        timers = self._timers.get(tid, {})
+        for found in list(timers) if slot is None else [slot]:
+            if found in timers:
+                timers.pop(found)[1].cancel()
+        if not timers:
+            self._timers.pop(tid, None)
 
     def _on_timer(self, tid: int, slot: str, key: tuple[str | int, ...]) -> None:
         table = self.tables.get(tid)
-        current = self._timers.get((tid, slot))
+        current = self._timers.get(tid, {}).get(slot)
         if table is None or current is None or current[0] != key:
             return  # stale: the table moved on or closed since
-        del self._timers[(tid, slot)]
+        self._cancel_timer(tid, slot)  # gone off: only forgotten
         if key[0] == "bot":
             self._played(table, lambda: table.bot_move(self.rng))
         elif key[0] == "turn":

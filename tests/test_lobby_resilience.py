@@ -140,7 +140,7 @@ async def test_no_turn_timer_when_the_table_has_none():
         ana, ben, start = await _two_player_game(lobby, turn_seconds=0)
         assert start.clock is None and start.turn_seconds == 0
         table = lobby.tables[start.id]
-        assert not [slot for tid, slot in lobby._timers if tid == table.id and slot == "turn"]
+        assert "turn" not in lobby._timers.get(table.id, {})
 
 
 @pytest.mark.parametrize(
@@ -197,7 +197,8 @@ async def test_a_reconnect_within_the_grace_period_takes_the_seat_back_at_once()
         back = await with_key(lobby, "ben", "SHA256:ben")
         state = await back.expect(P.TableState)
         assert state.me == ben_seat and not state.seats[ben_seat].away
-        assert not [slot for _, slot in lobby._timers if slot.startswith("grace")]
+        slots = [slot for timers in lobby._timers.values() for slot in timers]
+        assert not [slot for slot in slots if slot.startswith("grace")]
 
 
 async def test_another_key_does_not_get_the_held_seat():
