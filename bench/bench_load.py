@@ -1,0 +1,1006 @@
+"""Load test of the server as an operator runs it: its own process, real SSH players at human
+pace, latencies read off real screens.
+
+Run from the repo root (one row per N; a run of 10 sessions takes about 1.5 minutes):
+
+    .venv/bin/python -m bench.bench_load 10 30 100 300
+    .venv/bin/python -m bench.bench_load 100 --seconds 30 --clients 2 --profile py-spy --keep
+
+For each N: a fresh temp dir with a `perudo.toml` whose `[limits]` lift every session limit
+and idle timeout, then `perudo-ssh serve --config --port --db --host-keys --log-file` on a
+free loopback port, pinned to CPU 0 (`taskset -c 0`; `--no-pin` lets it run anywhere). The
+load runs in `--clients` processes (multiprocessing, spawn; default 2) pinned to CPU 1, each
+with its own asyncio loop and real asyncssh clients with PTYs (80×24, xterm-256color) whose
+output is fed to pyte screens. Player pN logs in with its own new ed25519 key (so each has an
+account), connections ramped at `--ramp` a second (default 5). `--server PATH` serves with
+another checkout's `perudo-ssh` (to measure before and after a change). The mix:
+
+* about half at six-seat tables of people: six players of one load process, one creates a
+  table of 6 seats and no bots, the other five join it from the lobby (cursor moved to the
+  table's row); each bids on its turn after a think time (uniform 3–7 s), by typing the bid
+  (`Tab`, `5x4`, `Enter`), or dudo when the bid looks high; now and then a table chat line
+  (`t`, text, `Enter`, `Esc`); everyone presses Space after a reveal;
+* about a quarter alone with bots (2–4 seats, the rest bots), playing the same way; a game
+  over sends them back to the lobby to make another such table;
+* the rest in the lobby: the cursor up or down every 3–7 s, a lobby chat line every 20–40 s
+  (`m`, text, `Enter`, `Esc`). People of a six-seat table whose game ends stay idle in the
+  lobby.
+
+When every player is in and seated, the measuring window (`--seconds`, default 60) starts.
+A row's figures:
+
+* `srv CPU` — the server's CPU over the window, from /proc/PID/stat utime+stime sampled each
+  second: mean and p90 of the 1 s samples; 100 % is one core (with the pin it cannot pass
+  100 %: a mean near 100 % means the server is saturated, flagged `SAT`).
+* `load CPU` — the load processes' CPU over the window, summed (they share CPU 1): near
+  100 % means the clients are saturated and the latencies are partly theirs, flagged `SAT`.
+* `RSS/s` — (server RSS mean in the window − server RSS just after start, no session) / N, MB.
+* `bid` — from the moment a player at a six-seat table of people writes the Enter of a bid
+  until another player of that table has that bid on screen (`Current bid: 5×4 by p3`, or the
+  `p3  5×4` line of the bids list), one sample per other player; p50/p99 ms.
+* `chat` — lobby chat: from the Enter of a line with a unique token until each other
+  lobby-goer of the same load process (up to 10) shows it; and table chat the same, for the
+  other five at the table (`tchat`).
+* `conn` — from the TCP connect (before asyncssh.connect) until the lobby shows
+  `welcome, pN`, for newcomers arriving in the window under the load as it stands (one every
+  `--visit-every` seconds, default 2; each looks at the lobby 2–6 s and quits); `ramp` the
+  same for the N players while they arrive (at `--ramp` a second, default 5).
+* `drops` — sessions whose connection closed when the bench did not close it.
+* `errors` — client-side exceptions and stuck waits (every wait has a timeout; a latency
+  watch unanswered after 30 s counts too) plus the server's log lines of level ERROR; the
+  first few are printed below the table.
+* `n` — the samples behind bid / chat / table chat (window only) and connect.
+
+Only samples whose start falls in the window count (connect: all). The clients keep their
+cost down: every chunk is fed to pyte, but a screen is looked at only when a latency watch is
+pending (only its changed lines) or a player's next move polls it (every 0.25 s, if changed).
+
+`--profile py-spy` runs `py-spy record --pid SERVER --duration WINDOW` during the window
+(`--profile-format speedscope` or `raw`, folded stacks) and says where the file went (kept
+with `--keep`, else copied beside the current directory as bench-load-N.*). `--keep` keeps
+the temp dirs (server log, database, keys).
+
+Screen texts keyed on (these break if the UI's words change): `welcome, NAME`, `Create a
+table`, `Seats N … Bots N`, `Waiting for`, the lobby's detail line `#ID NAME's table`, `NAME
+(you)`, `Your dice`, `Your turn`, `Current bid: C×F by NAME` / `N pacos`, `dice in play`,
+`Press Space`, `Game over`, `Table chat · Esc closes`, footers `⏎ Say`, `esc Back to keys`,
+`c Create table`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import codecs
+import contextlib
+import json
+import multiprocessing as mp
+import os
+import queue
+import random
+import re
+import shutil
+import signal
+import socket
+import statistics
+import string
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+VENV_BIN = REPO / ".venv" / "bin"
+SERVER_CPU = 0
+LOAD_CPU = 1
+WATCH_TIMEOUT = 30.0
+"""Seconds a latency watch waits for its text before it counts as an error."""
+DEBUG = bool(os.environ.get("BENCH_LOAD_DEBUG"))
+POLL = 0.25
+"""Seconds between two looks at a screen for a player's own next move."""
+
+CONFIG = """\
+[limits]
+max_sessions = 0
+max_sessions_per_address = 0
+max_sessions_per_key = 0
+max_connections_per_address = 0
+lobby_idle_timeout = 0
+login_timeout = 0
+"""
+
+
+# ---- the client side (runs in the load processes) -----------------------------------------
+
+
+class Dropped(Exception):
+    """The session's connection closed under a wait."""
+
+
+class Stuck(Exception):
+    """A wait timed out."""
+
+
+@dataclass
+class Watch:
+    pattern: re.Pattern
+    t0: float
+    kind: str
+    done: bool = False
+
+
+@dataclass
+class Stats:
+    samples: dict[str, list[tuple[float, float]]] = field(
+        default_factory=lambda: {"bid": [], "chat": [], "tchat": [], "connect": [], "ramp": []}
+    )
+    errors: list[str] = field(default_factory=list)
+    drops: int = 0
+    watch_timeouts: int = 0
+
+    def error(self, who: str, what: str) -> None:
+        self.errors.append(f"{who}: {what}"[:300])
+
+
+class Player:
+    """One SSH session with a pyte screen."""
+
+    def __init__(self, index: int, role: str, stats: Stats) -> None:
+        import pyte
+
+        self.index = index
+        self.name = f"p{index}"
+        self.role = role  # "table", "bots", "lobby"
+        self.stats = stats
+        self.screen = pyte.Screen(80, 24)
+        self.stream = pyte.Stream(self.screen)
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.changed = True
+        self.watches: list[Watch] = []
+        self.conn = None
+        self.process = None
+        self.reader: asyncio.Task | None = None
+        self.closing = False
+        self.closed = False
+        self.in_lobby = False  # idle in the lobby, a fit watcher of lobby chat
+
+    # ---- the terminal ----
+
+    async def connect(self, port: int, kind: str = "ramp") -> None:
+        import asyncssh
+
+        key = asyncssh.generate_private_key("ssh-ed25519")
+        t0 = time.monotonic()
+        welcome = Watch(re.compile(rf"welcome, {re.escape(self.name)}(?![\w-])"), t0, kind)
+        self.watches.append(welcome)
+        self.conn = await asyncio.wait_for(
+            asyncssh.connect(
+                "127.0.0.1",
+                port,
+                username=self.name,
+                known_hosts=None,
+                config=None,
+                client_keys=[key],
+                agent_path=None,
+                keepalive_interval=0,
+            ),
+            60,
+        )
+        self.process = await asyncio.wait_for(
+            self.conn.create_process(
+                term_type="xterm-256color",
+                term_size=(80, 24),
+                encoding=None,
+                stderr=asyncssh.STDOUT,
+            ),
+            60,
+        )
+        self.reader = asyncio.create_task(self._read())
+        await self.wait(lambda t: welcome.done, 60, "welcome")
+        self.in_lobby = True
+
+    def _line(self, y: int) -> str:
+        row = self.screen.buffer[y]
+        return "".join(row[x].data for x in range(self.screen.columns))
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                data = await self.process.stdout.read(65536)
+                if not data:
+                    break
+                self.stream.feed(self.decoder.decode(data))
+                self.changed = True
+                if self.watches:
+                    self._check_watches()
+                self.screen.dirty.clear()
+        except Exception as exc:  # noqa: BLE001
+            if not self.closing:
+                self.stats.error(self.name, f"reader: {exc!r}")
+        finally:
+            self.closed = True
+            if not self.closing:
+                self.stats.drops += 1
+
+    def _check_watches(self) -> None:
+        now = time.monotonic()
+        lines = [self._line(y) for y in sorted(self.screen.dirty) if 0 <= y < self.screen.lines]
+        if not lines:
+            return
+        text = "\n".join(lines)
+        for watch in self.watches:
+            if not watch.done and watch.pattern.search(text):
+                watch.done = True
+                self.stats.samples[watch.kind].append((watch.t0, now - watch.t0))
+        self.watches = [w for w in self.watches if not w.done]
+
+    def watch(self, pattern: re.Pattern, t0: float, kind: str) -> None:
+        if not self.closed:
+            self.watches.append(Watch(pattern, t0, kind))
+
+    def expire_watches(self, now: float) -> None:
+        keep = []
+        for w in self.watches:
+            # connect and ramp: their own 60 s
+            if w.kind not in ("ramp", "connect") and now - w.t0 > WATCH_TIMEOUT:
+                if not self.closed:
+                    self.stats.watch_timeouts += 1
+                    self.stats.error(self.name, f"{w.kind} watch timed out: {w.pattern.pattern}")
+            else:
+                keep.append(w)
+        self.watches = keep
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.screen.display)
+
+    def send(self, *keys: str) -> None:
+        if DEBUG:
+            print(f"{time.monotonic():.2f} {self.name} send {keys!r}", file=sys.stderr, flush=True)
+        if self.closed:
+            raise Dropped(self.name)
+        for key in keys:
+            self.process.stdin.write(KEYS.get(key, key).encode())
+
+    async def wait(self, check, timeout: float, what: str) -> str:
+        """Poll the screen (every POLL s, when it changed) until `check(text)`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.changed:
+                self.changed = False
+                text = self.text
+                if check(text):
+                    return text
+            if self.closed:
+                raise Dropped(f"closed waiting for {what}")
+            if time.monotonic() > deadline:
+                raise Stuck(f"timed out ({timeout:.0f} s) waiting for {what}: {self.last_lines()}")
+            await asyncio.sleep(POLL)
+
+    def last_lines(self) -> str:
+        lines = [ln.strip() for ln in self.screen.display if ln.strip()]
+        return " | ".join(lines[:2] + lines[-3:])[:250]
+
+    async def close(self) -> None:
+        self.closing = True
+        if self.conn is not None:
+            self.conn.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.conn.wait_closed(), 5)
+        if self.reader is not None:
+            self.reader.cancel()
+
+
+KEYS = {"enter": "\r", "tab": "\t", "escape": "\x1b", "up": "\x1b[A", "down": "\x1b[B"}
+
+TOKEN_CHARS = string.ascii_lowercase + string.digits
+
+
+def token(rng: random.Random) -> str:
+    return "z" + "".join(rng.choice(TOKEN_CHARS) for _ in range(7))
+
+
+CURRENT_BID = re.compile(r"Current bid: (?:(\d+)×(\d)|(\d+) pacos?) by")
+DICE_IN_PLAY = re.compile(r"(\d+) dice in play")
+TABLE_ID = re.compile(r"^ #(\d+) ")
+LOBBY_DETAIL = re.compile(r"^ #(\d+) (\S+)'s table", re.MULTILINE)
+
+
+def lobby_screen(text: str) -> bool:
+    return "welcome, " in text.split("\n", 1)[0]
+
+
+def think(rng: random.Random) -> float:
+    return rng.uniform(3.0, 7.0)
+
+
+class Client:
+    """One load process's players and their behaviour."""
+
+    def __init__(
+        self, port: int, specs: list[dict], ramp: float, offset: float, seed: int,
+        visit_every: float = 0.0,
+    ):
+        self.visit_every = visit_every
+        self.seed = seed
+        self.visitors = 0
+        self.port = port
+        self.specs = specs
+        self.ramp = ramp
+        self.offset = offset
+        self.rng = random.Random(seed)
+        self.stats = Stats()
+        self.players: dict[int, Player] = {}
+        self.groups: dict[int, list[Player]] = {}
+        self.group_table: dict[int, asyncio.Future] = {}
+        self.stopping = False
+        self.tasks: list[asyncio.Task] = []
+
+    async def run(self, ready, stop) -> None:
+        loop = asyncio.get_running_loop()
+        for spec in self.specs:
+            p = Player(spec["index"], spec["role"], self.stats)
+            self.players[p.index] = p
+            if spec["role"] == "table":
+                self.groups.setdefault(spec["group"], []).append(p)
+                self.group_table.setdefault(spec["group"], loop.create_future())
+        sweeper = asyncio.create_task(self._sweep())
+        setups: list[asyncio.Task] = []
+        await asyncio.sleep(self.offset)
+        start = time.monotonic()
+        for n, spec in enumerate(self.specs):
+            delay = start + n / self.ramp - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            p = self.players[spec["index"]]
+            seated = loop.create_future()
+            self.tasks.append(asyncio.create_task(self._life(p, spec, seated)))
+            setups.append(seated)
+        await asyncio.wait(setups, timeout=180 + len(self.specs) * 2)
+        ready.set()
+        visits = []
+        next_visit = time.monotonic() + self.rng.uniform(0, self.visit_every)
+        while not stop.is_set():
+            await asyncio.sleep(0.1)
+            if self.visit_every and time.monotonic() >= next_visit:
+                next_visit += self.visit_every
+                visits.append(asyncio.create_task(self._visit()))
+        self.stopping = True
+        for task in visits:
+            task.cancel()
+        await asyncio.gather(*visits, return_exceptions=True)
+        for task in self.tasks:
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        await asyncio.gather(*(p.close() for p in self.players.values()), return_exceptions=True)
+        sweeper.cancel()
+
+    async def _visit(self) -> None:
+        """A newcomer during the window: connects (its time to the lobby screen is a
+        `connect` sample, under the load as it stands), looks at the lobby a few seconds,
+        quits with q."""
+        self.visitors += 1
+        index = 1_000_000 + 1000 * self.visitors + self.seed % 1000  # unique over processes
+        p = Player(index, "visitor", self.stats)
+        try:
+            await p.connect(self.port, "connect")
+            await asyncio.sleep(self.rng.uniform(2, 6))
+            p.send("q")
+        except (TimeoutError, Dropped, Stuck, OSError) as exc:
+            if not self.stopping:
+                self.stats.error(p.name, f"visit: {exc!r}"[:300])
+        finally:
+            p.closing = True
+            await p.close()
+
+    async def _sweep(self) -> None:
+        while True:
+            await asyncio.sleep(1)
+            now = time.monotonic()
+            for p in self.players.values():
+                if p.watches:
+                    p.expire_watches(now)
+
+    async def _life(self, p: Player, spec: dict, seated: asyncio.Future) -> None:
+        def done():
+            if not seated.done():
+                seated.set_result(None)
+
+        try:
+            try:
+                await p.connect(self.port)
+            except (TimeoutError, Dropped, Stuck, OSError) as exc:
+                self.stats.error(p.name, f"connect: {exc!r}"[:300])
+                return
+            if spec["role"] == "lobby":
+                done()
+                await self._lobby_goer(p)
+            elif spec["role"] == "bots":
+                await self._bot_player(p, done)
+            else:
+                await self._table_player(p, spec, done)
+        except asyncio.CancelledError:
+            raise
+        except (Dropped, Stuck) as exc:
+            if not self.stopping:
+                self.stats.error(p.name, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001
+            if not self.stopping:
+                self.stats.error(p.name, f"{type(exc).__name__}: {exc!r}")
+        finally:
+            done()
+            p.in_lobby = False
+
+    # ---- the lobby ----
+
+    async def _lobby_goer(self, p: Player) -> None:
+        next_chat = time.monotonic() + self.rng.uniform(5, 35)
+        while True:
+            await asyncio.sleep(think(self.rng))
+            if time.monotonic() >= next_chat:
+                next_chat = time.monotonic() + self.rng.uniform(20, 40)
+                await self._lobby_chat(p)
+            else:
+                p.send(self.rng.choice(("up", "down")))
+
+    async def _lobby_chat(self, p: Player) -> None:
+        p.in_lobby = False
+        p.send("m")
+        await p.wait(lambda t: "⏎ Say" in t, 60, "lobby chat input")
+        tok = token(self.rng)
+        p.send(f"hi {tok}")
+        others = [
+            q for q in self.players.values() if q is not p and q.in_lobby and q.role == "lobby"
+        ]
+        pattern = re.compile(tok)
+        t0 = time.monotonic()
+        for q in self.rng.sample(others, min(10, len(others))):
+            q.watch(pattern, t0, "chat")
+        p.send("enter")
+        await asyncio.sleep(0.5)
+        p.send("escape")
+        await p.wait(lambda t: "c Create table" in t, 60, "lobby after chat")
+        p.in_lobby = True
+
+    async def _back_to_lobby(self, p: Player) -> None:
+        await asyncio.sleep(self.rng.uniform(1, 3))
+        p.send("l")
+        await p.wait(lobby_screen, 30, "lobby after game over")
+        await asyncio.sleep(0.5)
+
+    # ---- creating and joining ----
+
+    async def _create(self, p: Player, seats: int, bots: int) -> int:
+        """Create a table of `seats` with `bots` from the lobby; the new table's id."""
+        p.in_lobby = False
+        p.send("c")
+        await p.wait(lambda t: "Create a table" in t, 60, "create dialog")
+        # seats 4 by default (a Select: open, move, choose), then bots (2 by default)
+        p.send("tab", "enter")
+        await p.wait(lambda t: "▲" in t, 60, "seats list")
+        step = seats - 4
+        p.send(*(["down"] * step if step > 0 else ["up"] * -step), "enter")
+        await p.wait(lambda t: re.search(rf"Seats\s+{seats}\s+▼", t) is not None, 60, "seats set")
+        now_bots = min(2, seats - 1)
+        if bots != now_bots:
+            p.send("tab", "enter")
+            await p.wait(lambda t: "▲" in t, 60, "bots list")
+            step = bots - now_bots
+            p.send(*(["down"] * step if step > 0 else ["up"] * -step), "enter")
+        await p.wait(
+            lambda t: re.search(rf"Seats\s+{seats}\s+▼\s+Bots\s+{bots}\s+▼", t) is not None,
+            60,
+            "bots set",
+        )
+        p.send("\x13")  # ctrl+s: create
+        text = await p.wait(lambda t: "Create a table" not in t and TABLE_ID.match(t), 60, "table")
+        return int(TABLE_ID.match(text).group(1))
+
+    async def _join(self, p: Player, table: int) -> None:
+        p.in_lobby = False
+        for _ in range(40):
+            text = await p.wait(lambda t: LOBBY_DETAIL.search(t) is not None, 60, "lobby row")
+            at = int(LOBBY_DETAIL.search(text).group(1))
+            if at == table:
+                break
+            p.send(*(["down"] if at < table else ["up"]) * min(abs(table - at), 10))
+            # the screen may lag by seconds under load: look again once the cursor moved
+            with contextlib.suppress(Stuck):
+                await p.wait(
+                    lambda t, at=at: (m := LOBBY_DETAIL.search(t)) is not None
+                    and int(m.group(1)) != at,
+                    20,
+                    "lobby cursor",
+                )
+            p.changed = True
+        else:
+            raise Stuck(f"could not reach table {table} in the lobby list")
+        p.send("enter")
+        name = re.escape(p.name)
+        seated = re.compile(rf"{name} \(you\)|{name}(?![\w-]).*← you")
+        await p.wait(lambda t: seated.search(t) is not None, 60, f"seat at table {table}")
+
+    # ---- playing ----
+
+    async def _table_player(self, p: Player, spec: dict, done) -> None:
+        group = self.groups[spec["group"]]
+        future = self.group_table[spec["group"]]
+        if spec["creator"]:
+            try:
+                table = await self._create(p, 6, 0)
+            except BaseException as exc:
+                future.set_exception(Stuck(f"creator failed: {exc}"))
+                raise
+            future.set_result(table)
+        else:
+            table = await asyncio.wait_for(asyncio.shield(future), 120 + len(self.specs))
+            await self._join(p, table)
+        await p.wait(lambda t: "Your dice" in t, 120, "the game to start")
+        done()
+        await self._play(p, group)
+        p.in_lobby = True  # idle in the lobby from now on
+
+    async def _bot_player(self, p: Player, done) -> None:
+        while True:
+            seats = self.rng.choice((2, 3, 4))
+            await self._create(p, seats, seats - 1)
+            await p.wait(lambda t: "Your dice" in t, 60, "the bot game to start")
+            done()
+            await self._play(p, None)
+
+    async def _play(self, p: Player, group: list[Player] | None) -> None:
+        """Play until the game is over, then go back to the lobby."""
+        rng = self.rng
+        while True:
+            text = await p.wait(
+                lambda t: "Game over" in t or "Press Space" in t or "Your turn" in t,
+                240,
+                "my turn",
+            )
+            if "Game over" in text:
+                await self._back_to_lobby(p)
+                return
+            if "Press Space" in text:
+                await asyncio.sleep(rng.uniform(0.5, 2))
+                p.send(" ")
+                await p.wait(lambda t: "Press Space" not in t, 60, "reveal closed")
+                continue
+            await asyncio.sleep(think(rng))
+            p.changed = True
+            text = await p.wait(lambda t: True, 5, "screen")
+            if "Your turn" not in text or "Press Space" in text:
+                continue  # the turn timer moved for us, or a reveal came
+            move = self._choose(text)
+            await self._move(p, group, move)
+            if group is not None and rng.random() < 0.12:
+                await self._table_chat(p, group)
+
+    def _choose(self, text: str) -> tuple[int, int] | None:
+        """A bid (count, face), or None for dudo."""
+        rng = self.rng
+        dice = DICE_IN_PLAY.search(text)
+        in_play = int(dice.group(1)) if dice else 10
+        bid = CURRENT_BID.search(text)
+        if bid is None:
+            return (max(1, in_play // 6 - rng.randint(0, 1)), rng.randint(2, 6))
+        if bid.group(3) is not None:  # pacos: too risky to follow, call it
+            return None
+        count, face = int(bid.group(1)), int(bid.group(2))
+        if count + 1 > in_play / 3 + rng.uniform(-1, 1.5):
+            return None
+        return (count + 1, face)  # more dice, same face: legal in every round
+
+    async def _move(self, p: Player, group: list[Player] | None, move) -> None:
+        p.send("tab")
+        await p.wait(lambda t: "esc Back to keys" in t, 15, "bid input")
+        p.send("dudo" if move is None else f"{move[0]}x{move[1]}")  # the input opens empty
+        if move is not None and group is not None:
+            bid = f"{move[0]}×{move[1]}"
+            name = re.escape(p.name)
+            pattern = re.compile(
+                rf"Current bid: {bid} by {name}(?![\w-])|(?<![\w-]){name} +{bid}(?!\d)"
+            )
+            t0 = time.monotonic()
+            for q in group:
+                if q is not p:
+                    q.watch(pattern, t0, "bid")
+        p.send("enter")
+        try:  # the move is taken when it is no longer our turn (or a reveal shows)
+            await p.wait(lambda t: "Your turn" not in t or "Press Space" in t, 15, "move taken")
+        except Stuck:
+            self.stats.error(p.name, f"move {move} not taken: {p.last_lines()}")
+            p.send("\x15")  # ctrl+u: clear the input (text in the same write would be lost)
+            await asyncio.sleep(0.3)
+            p.send("dudo", "enter")
+
+    async def _table_chat(self, p: Player, group: list[Player]) -> None:
+        p.send("t")
+        await p.wait(lambda t: "Table chat · Esc closes" in t, 15, "table chat")
+        tok = token(self.rng)
+        p.send(f"gl {tok}")
+        pattern = re.compile(tok)
+        t0 = time.monotonic()
+        for q in group:
+            if q is not p:
+                q.watch(pattern, t0, "tchat")
+        p.send("enter")
+        await asyncio.sleep(0.4)
+        p.send("escape")
+        await p.wait(lambda t: "Table chat · Esc closes" not in t, 15, "table chat closed")
+
+
+def client_main(port, specs, ramp, offset, seed, ready, stop, results, pin, visit_every) -> None:
+    """A load process: its players until `stop`, then its figures on `results`."""
+    if pin:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {LOAD_CPU})
+    client = Client(port, specs, ramp, offset, seed, visit_every)
+    try:
+        asyncio.run(client.run(ready, stop))
+    except Exception as exc:  # noqa: BLE001
+        client.stats.error("client", repr(exc))
+    s = client.stats
+    results.put(
+        {
+            "samples": s.samples,
+            "errors": s.errors,
+            "drops": s.drops,
+            "watch_timeouts": s.watch_timeouts,
+        }
+    )
+
+
+# ---- the main process -----------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_ticks(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def rss_mb(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with status {proc.returncode}")
+        with socket.socket() as s:
+            s.settimeout(0.5)
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"server not listening on {port} after {timeout} s")
+
+
+def plan(n: int, clients: int) -> list[list[dict]]:
+    """Each load process's players: six-seat tables (whole, in one process), bots, lobby."""
+    tables = int(n / 12 + 0.5) if n >= 6 else 0
+    bots = n // 4
+    if tables * 6 + bots > n:
+        bots = n - tables * 6
+    per: list[list[dict]] = [[] for _ in range(clients)]
+    index = 0
+    for t in range(tables):
+        for seat in range(6):
+            per[t % clients].append(
+                {"index": index, "role": "table", "group": t, "creator": seat == 0}
+            )
+            index += 1
+    for k in range(bots):
+        per[k % clients].append({"index": index, "role": "bots"})
+        index += 1
+    # lobby-goers in blocks, at least 2 a process, so each has others to see its chat lines
+    lobby = n - index
+    blocks = max(1, min(clients, lobby // 2))
+    for k in range(lobby):
+        per[k * blocks // lobby].append({"index": index, "role": "lobby"})
+        index += 1
+    for specs in per:  # interleave roles in the ramp, keeping each table's creator first
+        specs.sort(key=lambda s: (s.get("group", s["index"] // 6), not s.get("creator", False)))
+    return per
+
+
+def pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    values = sorted(values)
+    k = min(len(values) - 1, max(0, round(q / 100 * (len(values) - 1))))
+    return values[k]
+
+
+def ms(v: float | None) -> str:
+    return "-" if v is None else f"{v * 1000:.0f}"
+
+
+def server_errors(log: Path) -> list[str]:
+    out = []
+    with contextlib.suppress(OSError), open(log, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if str(rec.get("level", "")).upper() in ("ERROR", "CRITICAL"):
+                out.append(f"server: {rec.get('event')}: {rec.get('message')}"[:300])
+    return out
+
+
+def server_events(log: Path, names: set[str]) -> dict[str, int]:
+    counts = dict.fromkeys(names, 0)
+    with contextlib.suppress(OSError), open(log, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:
+                event = json.loads(line).get("event")
+            except ValueError:
+                continue
+            if event in counts:
+                counts[event] += 1
+    return counts
+
+
+def run_one(n: int, args) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix=f"bench-load-{n}-"))
+    (tmp / "perudo.toml").write_text(CONFIG)
+    port = free_port()
+    log = tmp / "server.log"
+    cmd = [
+        str(args.server), "serve", "--config", str(tmp / "perudo.toml"),
+        "--port", str(port), "--db", str(tmp / "perudo.db"),
+        "--host-keys", str(tmp / "host_keys"), "--log-file", str(log),
+    ]  # fmt: skip
+    pin = not args.no_pin and shutil.which("taskset") is not None and os.cpu_count() >= 2
+    if pin:
+        cmd = ["taskset", "-c", str(SERVER_CPU), *cmd]
+    out = open(tmp / "server.out", "wb")  # noqa: SIM115
+    server = subprocess.Popen(cmd, cwd=tmp, stdout=out, stderr=subprocess.STDOUT)
+    ctx = mp.get_context("spawn")
+    procs: list = []
+    stop = ctx.Event()
+    results = ctx.Queue()
+    row: dict = {"n": n, "dir": tmp}
+    profile_proc = None
+    try:
+        wait_port(port, server)
+        time.sleep(1.0)
+        base_rss = rss_mb(server.pid) or 0.0
+        readies = []
+        for k, specs in enumerate(plan(n, args.clients)):
+            ready = ctx.Event()
+            proc = ctx.Process(
+                target=client_main,
+                args=(port, specs, args.ramp / args.clients, k / args.ramp, 1000 * n + k,
+                      ready, stop, results, pin, args.visit_every * args.clients),
+                daemon=True,
+            )  # fmt: skip
+            proc.start()
+            procs.append(proc)
+            readies.append(ready)
+        setup_deadline = time.monotonic() + 240 + n * 2 / args.ramp * 2
+        for ready in readies:
+            ready.wait(max(1.0, setup_deadline - time.monotonic()))
+        row["setup_s"] = None
+        time.sleep(2.0)  # let the last seats' screens settle
+        # ---- the window ----
+        if args.profile == "py-spy":
+            ext = "speedscope.json" if args.profile_format == "speedscope" else "folded.txt"
+            row["profile"] = tmp / f"py-spy-{n}.{ext}"
+            profile_proc = subprocess.Popen(
+                [str(VENV_BIN / "py-spy"), "record", "-o", str(row["profile"]),
+                 "--pid", str(server.pid), "--duration", str(int(args.seconds)),
+                 "--format", args.profile_format, "--nonblocking"],
+                stdout=subprocess.DEVNULL, stderr=open(tmp / "py-spy.err", "wb"),  # noqa: SIM115
+            )  # fmt: skip
+        tick = os.sysconf("SC_CLK_TCK")
+        t_start = time.monotonic()
+        pids = [server.pid] + [p.pid for p in procs]
+        last = {pid: cpu_ticks(pid) for pid in pids}
+        first = dict(last)
+        srv_samples, load_samples, rss = [], [], []
+        t_last = t_start
+        while time.monotonic() - t_start < args.seconds:
+            time.sleep(1.0)
+            now = time.monotonic()
+            cur = {pid: cpu_ticks(pid) for pid in pids}
+            dt = now - t_last
+            if cur[server.pid] is not None and last[server.pid] is not None:
+                srv_samples.append((cur[server.pid] - last[server.pid]) / tick / dt * 100)
+            load = sum(
+                (cur[p] - last[p]) for p in pids[1:] if cur[p] is not None and last[p] is not None
+            )
+            load_samples.append(load / tick / dt * 100)
+            r = rss_mb(server.pid)
+            if r is not None:
+                rss.append(r)
+            last, t_last = cur, now
+        t_end = time.monotonic()
+        span = t_end - t_start
+        row["srv_mean"] = (
+            (last[server.pid] - first[server.pid]) / tick / span * 100
+            if last[server.pid] is not None and first[server.pid] is not None
+            else None
+        )
+        row["srv_p90"] = pct(srv_samples, 90)
+        row["load_mean"] = statistics.fmean(load_samples) if load_samples else None
+        row["load_max"] = max(load_samples) if load_samples else None
+        row["rss_per"] = (statistics.fmean(rss) - base_rss) / n if rss else None
+        row["base_rss"] = base_rss
+        row["pin"] = pin
+        # ---- stop the load, gather the figures ----
+        stop.set()
+        gathered = []
+        deadline = time.monotonic() + 60 + n / 5
+        while len(gathered) < len(procs) and time.monotonic() < deadline:
+            try:
+                gathered.append(results.get(timeout=1))
+            except queue.Empty:
+                if not any(p.is_alive() for p in procs) and results.empty():
+                    break
+        samples: dict[str, list[float]] = {
+            "bid": [], "chat": [], "tchat": [], "connect": [], "ramp": []
+        }  # fmt: skip
+        errors: list[str] = []
+        drops = timeouts = 0
+        for g in gathered:
+            for kind, pairs in g["samples"].items():
+                for t0, lat in pairs:
+                    if kind == "ramp" or t_start <= t0 <= t_end:
+                        samples[kind].append(lat)
+            errors += g["errors"]
+            drops += g["drops"]
+            timeouts += g["watch_timeouts"]
+        if len(gathered) < len(procs):
+            errors.append(f"bench: {len(procs) - len(gathered)} load process(es) gave no figures")
+        row["samples"] = samples
+        row["client_errors"] = errors
+        row["drops"] = drops
+        row["watch_timeouts"] = timeouts
+    finally:
+        stop.set()
+        for proc in procs:
+            proc.join(timeout=20)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(5)
+        if profile_proc is not None:
+            try:
+                profile_proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                profile_proc.kill()
+        if server.poll() is None:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(5)
+        row["server_status"] = server.returncode
+        out.close()
+    row["server_errors"] = server_errors(log)
+    row["events"] = server_events(
+        log, {"client_dropped", "session_crashed", "automatic_move", "game_over"}
+    )
+    if "profile" in row and not args.keep:
+        dest = Path.cwd() / row["profile"].name
+        if row["profile"].exists():
+            shutil.copy(row["profile"], dest)
+            row["profile"] = dest
+        else:
+            row["profile"] = None
+    if not args.keep:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return row
+
+
+HEAD = (
+    f"{'N':>4} {'srv CPU mean/p90':>17} {'load CPU':>12} {'RSS/s MB':>8} "
+    f"{'bid p50/p99':>12} {'chat p50/p99':>12} {'tchat p50/p99':>13} {'conn p50/p99':>12} "
+    f"{'ramp p50/p99':>12} {'drops':>5} {'errs':>9} {'n bid/chat/tchat/conn':>21}"
+)
+
+
+def fmt_row(row: dict) -> str:
+    def f(v, spec=".0f"):
+        return "-" if v is None else format(v, spec)
+
+    s = row["samples"]
+    srv_flag = " SAT" if (row["srv_mean"] or 0) >= 90 else ""
+    load_flag = " SAT" if (row["load_mean"] or 0) >= 90 else ""
+    lat = {k: f"{ms(pct(v, 50))}/{ms(pct(v, 99))}" for k, v in s.items()}
+    errs = f"{len(row['client_errors'])}+{len(row['server_errors'])}"
+    n = "/".join(str(len(s[k])) for k in ("bid", "chat", "tchat", "connect"))
+    return (
+        f"{row['n']:>4} {f(row['srv_mean']) + '/' + f(row['srv_p90']) + '%' + srv_flag:>17} "
+        f"{f(row['load_mean']) + '%' + load_flag:>12} {f(row['rss_per'], '.2f'):>8} "
+        f"{lat['bid']:>12} {lat['chat']:>12} {lat['tchat']:>13} {lat['connect']:>12} "
+        f"{lat['ramp']:>12} {row['drops']:>5} {errs:>9} {n:>21}"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[10], help="sessions per row")
+    parser.add_argument("--seconds", type=float, default=60, help="measuring window (s)")
+    parser.add_argument("--clients", type=int, default=2, help="load processes")
+    parser.add_argument("--ramp", type=float, default=5, help="connections a second")
+    parser.add_argument(
+        "--visit-every", type=float, default=2.0,
+        help="seconds between two newcomers in the window (their connect times: conn)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--server", type=Path, default=VENV_BIN / "perudo-ssh",
+        help="the perudo-ssh command to serve with (another checkout's, to compare)",
+    )  # fmt: skip
+    parser.add_argument("--no-pin", action="store_true", help="do not pin server/load CPUs")
+    parser.add_argument("--profile", choices=["py-spy"], help="profile the server in the window")
+    parser.add_argument("--profile-format", choices=["speedscope", "raw"], default="speedscope")
+    parser.add_argument("--keep", action="store_true", help="keep the temp dirs")
+    args = parser.parse_args(argv)
+    if not args.no_pin and (os.cpu_count() or 1) >= 2:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {LOAD_CPU})  # keep CPU 0 for the server
+    print(
+        f"window {args.seconds:.0f} s, {args.clients} load processes, ramp {args.ramp:.0f}/s, "
+        f"server {'on CPU 0, load on CPU 1' if not args.no_pin else 'unpinned'}",
+        flush=True,
+    )
+    rows = []
+    for n in args.sizes:
+        t = time.monotonic()
+        row = run_one(n, args)
+        rows.append(row)
+        print(f"-- N={n} done in {time.monotonic() - t:.0f} s", flush=True)
+        print(HEAD)
+        print(fmt_row(row), flush=True)
+        details(row, args)
+    print()
+    print("all rows:")
+    print(HEAD)
+    for row in rows:
+        print(fmt_row(row))
+
+
+def details(row: dict, args) -> None:
+    ev = row["events"]
+    print(
+        f"   server: base RSS {row['base_rss']:.0f} MB, exit status {row['server_status']}; "
+        f"log: {ev['game_over']} game_over, {ev['automatic_move']} automatic_move, "
+        f"{ev['client_dropped']} client_dropped, {ev['session_crashed']} session_crashed; "
+        f"load CPU max 1 s sample {row['load_max'] or 0:.0f}%; "
+        f"{row['watch_timeouts']} latency watches timed out"
+    )
+    if (row["srv_mean"] or 0) >= 90:
+        print("   the server used a whole core (SAT): it is CPU-bound at this N")
+    if (row["load_mean"] or 0) >= 90:
+        print("   the load processes saturated CPU 1 (SAT): latencies include client delay")
+    for line in (row["client_errors"] + row["server_errors"])[:8]:
+        print(f"   ! {line}")
+    if row.get("profile"):
+        print(f"   py-spy profile: {row['profile']}")
+    if args.keep:
+        print(f"   kept {row['dir']}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
