@@ -320,7 +320,12 @@ class Client:
     """One load process's players and their behaviour."""
 
     def __init__(
-        self, port: int, specs: list[dict], ramp: float, offset: float, seed: int,
+        self,
+        port: int,
+        specs: list[dict],
+        ramp: float,
+        offset: float,
+        seed: int,
         visit_every: float = 0.0,
     ):
         self.visit_every = visit_every
@@ -509,8 +514,9 @@ class Client:
             # the screen may lag by seconds under load: look again once the cursor moved
             with contextlib.suppress(Stuck):
                 await p.wait(
-                    lambda t, at=at: (m := LOBBY_DETAIL.search(t)) is not None
-                    and int(m.group(1)) != at,
+                    lambda t, at=at: (
+                        (m := LOBBY_DETAIL.search(t)) is not None and int(m.group(1)) != at
+                    ),
                     20,
                     "lobby cursor",
                 )

@@ -16,11 +16,10 @@ from typing import Literal
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Input, Static
+from textual.widgets import Input
 
 from perudo_ssh import protocol
 from perudo_ssh.chat import HISTORY, MAX_CHAT_LENGTH, clean_chat
@@ -148,6 +147,98 @@ class ChatInput(Input):
         self.post_message(ChatPane.Done())
 
 
+class ChatLines(Widget):
+    """The chat lines of a pane, newest at the bottom, wrapped to the width (issue 10).
+
+    One widget that draws only the rows it has room for: a line arriving costs the wrapping
+    of that line and the drawing of one screen of rows, whatever the history holds (a
+    scrolling container of every line laid out again cost each lobby screen ~25 ms a line).
+    The mouse wheel scrolls back through the history and forward again; while scrolled back,
+    new lines keep the view where it is. `show(lines)` sets the lines (`protocol.ChatLine`s,
+    oldest first); `scrolled_back` is how many rows the view is scrolled back from the newest."""
+
+    DEFAULT_CSS = """
+    ChatLines {
+        height: 1fr;
+        padding: 0 1;
+    }
+    """
+
+    def __init__(self, *, classes: str | None = None) -> None:
+        super().__init__(classes=classes)
+        self.scrolled_back = 0
+        self._lines: tuple[protocol.ChatLine, ...] = ()
+        self._wrapped: dict[int, tuple[int, list[Content]]] = {}  # line id -> (width, rows)
+
+    def show(self, lines: Iterable[protocol.ChatLine]) -> None:
+        """Show `lines` (oldest first); scrolled back, the view stays on the rows it shows."""
+        lines = tuple(lines)
+        if self.scrolled_back:
+            known = {line.id for line in self._lines}
+            width = self._width()
+            new = [line for line in lines if line.id not in known]
+            self.scrolled_back += sum(len(self._rows(line, width)) for line in new)
+        self._lines = lines
+        ids = {line.id for line in lines}
+        for gone in [i for i in self._wrapped if i not in ids]:
+            del self._wrapped[gone]
+        self._clamp()
+        self.refresh()
+
+    def _width(self) -> int:
+        return max(1, self.content_region.width)
+
+    def _rows(self, line: protocol.ChatLine, width: int) -> list[Content]:
+        """`line` as drawn at `width`: its rows, wrapped (cached per line and width)."""
+        cached = self._wrapped.get(line.id)
+        if cached is None or cached[0] != width:
+            cached = (width, line_content(line).wrap(width))
+            self._wrapped[line.id] = cached
+        return cached[1]
+
+    def _view(self, width: int, height: int) -> list[Content]:
+        """The rows in sight: `height` rows ending `scrolled_back` rows before the newest."""
+        wanted = height + self.scrolled_back
+        rows: list[Content] = []
+        for line in reversed(self._lines):
+            rows[:0] = self._rows(line, width)
+            if len(rows) >= wanted:
+                break
+        end = len(rows) - self.scrolled_back
+        return rows[max(0, end - height) : max(0, end)]
+
+    def _total_rows(self, width: int) -> int:
+        return sum(len(self._rows(line, width)) for line in self._lines)
+
+    def _clamp(self) -> None:
+        room = max(0, self._total_rows(self._width()) - self.content_region.height)
+        self.scrolled_back = max(0, min(self.scrolled_back, room))
+
+    def render(self) -> Content:
+        region = self.content_region
+        return Content("\n").join(self._view(max(1, region.width), max(0, region.height)))
+
+    def on_resize(self) -> None:
+        self._clamp()
+        self.refresh()
+
+    def _scroll(self, rows: int) -> bool:
+        before = self.scrolled_back
+        self.scrolled_back += rows
+        self._clamp()
+        if self.scrolled_back != before:
+            self.refresh()
+        return self.scrolled_back != before
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        event.stop()
+        self._scroll(1)
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        event.stop()
+        self._scroll(-1)
+
+
 class ChatPane(Widget):
     """One scope's chat (`scope` "lobby" or "table"): its last lines, newest at the bottom,
     and `ChatInput`. Enter sends the typed line as `Say`; Escape posts `Done` (the screen
@@ -158,11 +249,6 @@ class ChatPane(Widget):
         height: 8;
         border-top: hkey $primary;
         border-title-color: $text-muted;
-    }
-    ChatPane > VerticalScroll {
-        height: 1fr;
-        padding: 0 1;
-        scrollbar-size-vertical: 1;
     }
     ChatPane > ChatInput {
         height: 1;
@@ -190,17 +276,14 @@ class ChatPane(Widget):
         return self._live and self.display
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(can_focus=False):
-            yield Static(self._text(), classes="chat-lines")
+        yield ChatLines(classes="chat-lines")
         yield ChatInput(placeholder=self._placeholder())
 
     def on_mount(self) -> None:
-        scroll = self.query(VerticalScroll)
-        if not scroll:  # its screen closed while opening: nothing to draw on
+        if not self.query(ChatLines):  # its screen closed while opening: nothing to draw on
             return
         self._live = True
         self.border_title = self._title()
-        scroll.first().anchor()  # the newest line stays in sight
         self.redraw()
 
     def _title(self) -> str:
@@ -215,24 +298,19 @@ class ChatPane(Widget):
         logs = getattr(self.app, "chat", None)
         return logs.of(self.scope) if isinstance(logs, ChatLogs) else None
 
-    def _text(self) -> Content:
-        log = self._log()  # none yet: the title and the line's placeholder say what to do
-        lines = log.lines if log is not None else []
-        return Content("\n").join(line_content(line) for line in lines)
-
     def redraw(self) -> None:
-        """Show the log's lines as they are now, scrolled to the newest."""
+        """Show the log's lines as they are now (`ChatLines.show`)."""
         if not self._live:
             return
         log = self._log()
         drawn = tuple(line.id for line in log.lines) if log is not None else ()
         if drawn == self._drawn and drawn:
             return
-        lines = self.query(".chat-lines")
+        lines = self.query(ChatLines)
         if not lines:  # its app is closing (the client left while it opened)
             return
         self._drawn = drawn
-        lines.first(Static).update(self._text())
+        lines.first().show(log.lines if log is not None else ())
 
     def retranslate(self) -> None:
         """Write the pane's own words in the app's current language."""

@@ -1,18 +1,27 @@
 """The key bar at the bottom of every screen, in the player's language.
 
-A drop-in for `textual.widgets.Footer`: each key's label is its binding's description taken
-as a message id and translated with the app's `tr` (`PerudoApp.tr`), unless the screen names
-it itself with an optional `describe_binding(binding) -> str | None` (the table screen does,
-so that "Dudo" reads as the table's own word, e.g. "Не верю" at a Russian club table).
-After a language switch, `screen.refresh_bindings()` redraws it.
+It looks and acts as `textual.widgets.Footer` (the same keys, words, colours and spacing: ` c
+Create table  j/⏎ Join …`, a click on a key presses it), but it is one widget drawing one line,
+redrawn only when the line changes. Textual's footer is a container of one `FooterKey` widget
+a key, all unmounted and mounted again on every change of the screen's bindings (each focus
+change, each turn at a table): a profile of the server at 60 sessions put 15 % of its CPU in
+those mounts and their styling (issue 10).
+
+Each key's label is its binding's description taken as a message id and translated with the
+app's `tr` (`PerudoApp.tr`), unless the screen names it itself with an optional
+`describe_binding(binding) -> str | None` (the table screen does, so that "Dudo" reads as the
+table's own word, e.g. "Не верю" at a Russian club table). After a language switch,
+`screen.refresh_bindings()` redraws it.
 """
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
+from rich.style import Style
+from rich.text import Text
+from textual import events
 from textual.binding import Binding
-from textual.widgets import Footer as TextualFooter
-from textual.widgets._footer import FooterKey
+from textual.screen import Screen
+from textual.widget import Widget
 
 from perudo_ssh.i18n import N_
 
@@ -21,8 +30,11 @@ __all__ = ["Footer", "describe"]
 TEXTUAL_LABELS = (N_("Dismiss menu"), N_("Show menu"))
 """Key labels of Textual's own widgets (a Select's menu), for the catalogs."""
 
+Key = tuple[str, str, str, bool]
+"""One key of the bar: (key as bound, key as shown, label, enabled)."""
 
-def describe(node: TextualFooter, binding: Binding) -> str:
+
+def describe(node: Widget, binding: Binding) -> str:
     """The label of `binding` in the footer of `node`'s screen: the screen's own
     `describe_binding(binding)` if it gives one, else the description translated by the
     app's `tr` (the English description when the app has none, as in a bare test app)."""
@@ -35,12 +47,98 @@ def describe(node: TextualFooter, binding: Binding) -> str:
     return tr._(binding.description) if tr is not None else binding.description
 
 
-class Footer(TextualFooter):
-    """`textual.widgets.Footer` with every key label translated (see the module docstring)."""
+class Footer(Widget, can_focus=False):
+    """The shown bindings of the screen as one line of keys (see the module docstring).
 
-    def compose(self) -> ComposeResult:
-        active = self.screen.active_bindings if self._bindings_ready else {}
-        for widget in super().compose():
-            if isinstance(widget, FooterKey) and widget.description and widget.key in active:
-                widget.description = describe(self, active[widget.key][1])
-            yield widget
+    Each key is drawn as Textual's footer draws it, ` KEY LABEL `: the key in the footer's key
+    colours and bold, the label in its description colours; a key whose action is disabled
+    now is dim. `keys` is what the line shows, as `Key` tuples in order; `key_at(x)` is the
+    key bound at column `x`, or None."""
+
+    ALLOW_SELECT = False
+    COMPONENT_CLASSES = {"footer-key--key", "footer-key--description"}
+    DEFAULT_CSS = """
+    Footer {
+        dock: bottom;
+        height: 1;
+        color: $footer-foreground;
+        background: $footer-background;
+        text-wrap: nowrap;
+        text-overflow: clip;
+        .footer-key--key {
+            color: $footer-key-foreground;
+            background: $footer-key-background;
+            text-style: bold;
+        }
+        .footer-key--description {
+            color: $footer-description-foreground;
+            background: $footer-description-background;
+        }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.keys: tuple[Key, ...] = ()
+        self._spans: tuple[tuple[int, int, str], ...] = ()  # (start, end, key) per key drawn
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
+        self.call_after_refresh(self._bindings_changed, self.screen)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def _bindings_changed(self, screen: Screen) -> None:
+        if not self.is_attached or screen is not self.screen:
+            return
+        keys = self._keys()
+        if keys != self.keys:
+            self.keys = keys
+            self.refresh()
+
+    def _keys(self) -> tuple[Key, ...]:
+        """The keys to show now: one per action (its first binding), in binding order."""
+        seen: set[str] = set()
+        keys: list[Key] = []
+        for _node, binding, enabled, _tooltip in self.screen.active_bindings.values():
+            if not binding.show or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            label = describe(self, binding) if binding.description else ""
+            keys.append((binding.key, self.app.get_key_display(binding), label, enabled))
+        return tuple(keys)
+
+    def render(self) -> Text:
+        key_style = self.get_component_rich_style("footer-key--key")
+        label_style = self.get_component_rich_style("footer-key--description")
+        dim = Style(dim=True)
+        line = Text(no_wrap=True, overflow="crop", end="")
+        spans = []
+        for key, shown, label, enabled in self.keys:
+            start = line.cell_len
+            extra = None if enabled else dim
+            line.append(f" {shown} ", key_style + extra if extra else key_style)
+            if label:
+                line.append(f"{label} ", label_style + extra if extra else label_style)
+            spans.append((start, line.cell_len, key))
+        self._spans = tuple(spans)
+        return line
+
+    def key_at(self, x: int) -> str | None:
+        """The key drawn at column `x` of the bar, or None (between or past the keys)."""
+        for start, end, key in self._spans:
+            if start <= x < end:
+                return key
+        return None
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        """A click on a key presses it (a disabled one rings the bell), as Textual's does."""
+        key = self.key_at(event.x)
+        if key is None:
+            return
+        enabled = next((k[3] for k in self.keys if k[0] == key), False)
+        if enabled:
+            self.app.simulate_key(key)
+        else:
+            self.app.bell()

@@ -30,6 +30,10 @@ from screens.tableview import status_word
 from screens.wording import duration
 
 COLUMN_KEYS = ("id", "name", "preset", "seats", "status", "spectators")
+MAX_ONLINE_LINES = 250
+"""Names drawn in the online column at most: the tallest terminal served
+(`perudo_ssh.ssh.session.MAX_SIZE`) shows fewer; drawing all of a thousand players' names on
+every arrival would cost each lobby screen for nothing."""
 # with these, the list and the online column fit 80 columns (the title shows the full name)
 NAME_WIDTH = 17
 
@@ -79,6 +83,16 @@ def table_detail(table: protocol.TableSummary, tr: Translator | None = None) -> 
     return line
 
 
+class OnlineColumn(Static):
+    """Who is online, beside the table list: drawn by its `LobbyScreen` with as many names
+    as it has rows for, and again when its size changes."""
+
+    def on_resize(self) -> None:
+        screen = self.screen
+        if isinstance(screen, LobbyScreen):
+            screen.show_online()
+
+
 class LobbyScreen(Screen[None]):
     """Where a player arrives: the tables of the lobby and the players online."""
 
@@ -105,6 +119,7 @@ class LobbyScreen(Screen[None]):
         self._pending: protocol.LobbyState | None = None
         self._online: tuple[str, ...] = ()
         self._player = ""
+        self._drawn: dict[str, object] = {}  # selector -> what it shows now (`_put`)
 
     @property
     def tr(self) -> Translator:
@@ -120,7 +135,7 @@ class LobbyScreen(Screen[None]):
             for key, label in zip(COLUMN_KEYS, column_labels(self.tr), strict=True):
                 table.add_column(label, key=key)
             yield table
-            yield Static(id="online")
+            yield OnlineColumn(id="online")
         yield Static(self._hint(), id="lobby-hint")
         yield ChatPane("lobby", id="lobby-chat")
         yield Footer()
@@ -152,14 +167,24 @@ class LobbyScreen(Screen[None]):
 
     def _show_hint(self) -> None:
         if self._live:
-            self.query_one("#lobby-hint", Static).update(self._hint())
+            self._put("#lobby-hint", self._hint())
+
+    def _put(self, selector: str, content: str | Text) -> None:
+        """Show `content` in the one-line or fixed-size Static `selector` if it is not what it
+        shows already: no layout (the size is the stylesheet's), no redraw when unchanged
+        (every lobby-goer's screen gets each lobby change: issue 10)."""
+        key = (content.plain, tuple(content.spans)) if isinstance(content, Text) else content
+        if self._drawn.get(selector) != key:
+            self._drawn[selector] = key
+            self.query_one(selector, Static).update(content, layout=False)
 
     def retranslate(self) -> None:
         """Redraw every text in the app's new language (`PerudoApp.set_language`)."""
         if not self._live:
             return
-        self.query_one("#lobby-title", Static).update(self._title())
-        self.query_one("#lobby-hint", Static).update(self._hint())
+        self._drawn.clear()
+        self._put("#lobby-title", self._title())
+        self._put("#lobby-hint", self._hint())
         self.query_one(ChatPane).retranslate()
         grid = self.query_one("#tables", DataTable)
         cursor = grid.cursor_coordinate
@@ -169,7 +194,7 @@ class LobbyScreen(Screen[None]):
         self._rows.clear()
         self._show_tables(grid, tuple(self._tables.values()))
         grid.cursor_coordinate = cursor
-        self._show_online()
+        self.show_online()
 
     def on_mount(self) -> None:
         if not composed(self):  # closed while opening: nothing to draw on
@@ -184,7 +209,7 @@ class LobbyScreen(Screen[None]):
         """Greet the player by `name`, the unique name the lobby gave (`Welcome`)."""
         self._player = name
         if self._live:
-            self.query_one("#lobby-title", Static).update(self._title(), layout=False)
+            self._put("#lobby-title", self._title())
 
     def show_lobby(self, lobby: protocol.LobbyState) -> None:
         """Bring the table list and the online list up to date with `lobby`, in place."""
@@ -193,7 +218,7 @@ class LobbyScreen(Screen[None]):
             return
         self._show_tables(self.query_one("#tables", DataTable), lobby.tables)
         self._online = lobby.online
-        self._show_online()
+        self.show_online()
         self._show_hint()
 
     def _show_tables(self, grid: DataTable, tables: tuple[protocol.TableSummary, ...]) -> None:
@@ -214,10 +239,14 @@ class LobbyScreen(Screen[None]):
             del self._rows[gone]
         self._tables = {t.id: t for t in tables}
 
-    def _show_online(self) -> None:
+    def show_online(self) -> None:
+        """The online column: its heading, then as many names as it has rows for (it does not
+        scroll: drawing all of a thousand names on every arrival would cost each lobby screen
+        for nothing; `MAX_ONLINE_LINES` before its size is known). Drawn again on resize."""
+        rows = self.query_one("#online", Static).content_region.height or MAX_ONLINE_LINES + 1
         online = Text(self.tr._("Online ({count})", count=len(self._online)) + "\n", style="bold")
-        online.append("\n".join(self._online), style="")
-        self.query_one("#online", Static).update(online)
+        online.append("\n".join(self._online[: min(rows - 1, MAX_ONLINE_LINES)]), style="")
+        self._put("#online", online)
 
     # ---- actions -------------------------------------------------------------------------
 

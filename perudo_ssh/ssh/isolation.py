@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import AbstractContextManager as ContextManager
 from typing import Any, TextIO
@@ -18,6 +19,9 @@ from typing import Any, TextIO
 import textual.app
 from rich.color import ColorSystem
 from rich.console import Console
+from textual.cache import FIFOCache
+from textual.css.stylesheet import Stylesheet
+from textual.strip import Strip
 
 _TRUECOLOR_TERMS = ("-direct", "truecolor", "24bit")
 
@@ -73,6 +77,93 @@ def install_redirect_guard() -> None:
         current = getattr(textual.app, name)
         if not getattr(current, "perudo_guarded", False):
             setattr(textual.app, name, _guarded(current))
+
+
+SHARED_CSS_ENTRIES = 256
+"""Parsed stylesheets kept by `install_shared_css`: one for each widget class's DEFAULT_CSS
+and the app's file, per theme (about 60 in all with one theme)."""
+
+
+def install_shared_css() -> None:
+    """Parse each piece of CSS once per process, not once per app (issue 10).
+
+    Every app parses the same `perudo.tcss` and the DEFAULT_CSS of every widget class it uses
+    into its own `Stylesheet` (Textual caches parsed rules per stylesheet, and each app has
+    its own): ~30 % of a session's first screen. This keeps one process-wide cache of
+    `Stylesheet._parse_rules`, keyed as Textual's own per-stylesheet cache plus the CSS
+    variables the rules were parsed with (the theme), so apps of one theme share the same
+    parsed `RuleSet`s; Textual only reads them once parsed. At most `SHARED_CSS_ENTRIES`
+    kept, oldest dropped. Idempotent."""
+    current = Stylesheet._parse_rules
+    if getattr(current, "perudo_shared", False):
+        return
+    shared: OrderedDict[tuple[object, ...], list[Any]] = OrderedDict()
+
+    def shared_parse_rules(
+        self: Stylesheet,
+        css: str,
+        read_from: Any,
+        is_default_rules: bool = False,
+        tie_breaker: int = 0,
+        scope: str = "",
+    ) -> list[Any]:
+        key = (css, read_from, is_default_rules, tie_breaker, scope, *self._variables.items())
+        rules = shared.get(key)
+        if rules is None:
+            rules = current(self, css, read_from, is_default_rules, tie_breaker, scope)
+            shared[key] = rules
+            if len(shared) > SHARED_CSS_ENTRIES:
+                shared.popitem(last=False)
+        return rules
+
+    shared_parse_rules.perudo_shared = True  # type: ignore[attr-defined]
+    Stylesheet._parse_rules = shared_parse_rules  # type: ignore[method-assign]
+
+
+STRIP_CACHES = {
+    "_divide_cache": 4,
+    "_crop_cache": 16,
+    "_style_cache": 16,
+    "_filter_cache": 4,
+    "_line_length_cache": 4,
+    "_crop_extend_cache": 4,
+    "_offsets_cache": 4,
+}
+"""The memo caches of a Textual `Strip` (one line of a screen) and their sizes, as Textual
+makes them (textual/strip.py)."""
+
+
+def _lazy_strip_init(self: Strip, segments: Any, cell_length: int | None = None) -> None:
+    self._segments = list(segments)
+    self._cell_length = cell_length
+    self._render_cache = None
+    self._link_ids = None
+    self._cell_count = None
+
+
+def _strip_cache(self: Strip, name: str) -> Any:
+    size = STRIP_CACHES.get(name)
+    if size is None:
+        raise AttributeError(name)
+    cache: FIFOCache[Any, Any] = FIFOCache(size)
+    setattr(self, name, cache)
+    return cache
+
+
+def install_lazy_strip_caches() -> None:
+    """Make each `Strip`'s memo caches when first used, not when the strip is made (issue 10).
+
+    Textual makes seven `FIFOCache`s (fourteen objects) for every `Strip`, and a frame makes a
+    new strip for every line of every widget it crops or styles, nearly all of them never
+    asked twice: a profile of the server at 100 sessions put ~15 % of its CPU in making them
+    and in collecting them. The caches are `__slots__`, so an unset one falls through to
+    `__getattr__`, which makes it then, of the size Textual gives it (`STRIP_CACHES`); what a
+    strip does is unchanged. Idempotent."""
+    if getattr(Strip.__init__, "perudo_lazy", False):
+        return
+    _lazy_strip_init.perudo_lazy = True  # type: ignore[attr-defined]
+    Strip.__init__ = _lazy_strip_init  # type: ignore[method-assign]
+    Strip.__getattr__ = _strip_cache  # type: ignore[attr-defined]
 
 
 def isolate_app(app: textual.app.App[Any], color_system: ColorSystem) -> None:
