@@ -211,6 +211,9 @@ class ChatLines(Widget):
         return sum(len(self._rows(line, width)) for line in self._lines)
 
     def _clamp(self) -> None:
+        """Keep the view within the history (nothing to do at the newest rows)."""
+        if not self.scrolled_back:
+            return
         room = max(0, self._total_rows(self._width()) - self.content_region.height)
         self.scrolled_back = max(0, min(self.scrolled_back, room))
 
@@ -222,13 +225,12 @@ class ChatLines(Widget):
         self._clamp()
         self.refresh()
 
-    def _scroll(self, rows: int) -> bool:
+    def _scroll(self, rows: int) -> None:
         before = self.scrolled_back
-        self.scrolled_back += rows
+        self.scrolled_back = max(0, before + rows)
         self._clamp()
         if self.scrolled_back != before:
             self.refresh()
-        return self.scrolled_back != before
 
     def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         event.stop()

@@ -80,7 +80,7 @@ class Footer(Widget, can_focus=False):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.keys: tuple[Key, ...] = ()
-        self._spans: tuple[tuple[int, int, str], ...] = ()  # (start, end, key) per key drawn
+        self._spans: tuple[tuple[int, int, Key], ...] = ()  # (start, end, key) per key drawn
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
@@ -112,33 +112,37 @@ class Footer(Widget, can_focus=False):
     def render(self) -> Text:
         key_style = self.get_component_rich_style("footer-key--key")
         label_style = self.get_component_rich_style("footer-key--description")
-        dim = Style(dim=True)
+        disabled = Style(dim=True)
         line = Text(no_wrap=True, overflow="crop", end="")
         spans = []
-        for key, shown, label, enabled in self.keys:
+        for key in self.keys:
+            _bound, shown, label, enabled = key
+            extra = Style() if enabled else disabled
             start = line.cell_len
-            extra = None if enabled else dim
-            line.append(f" {shown} ", key_style + extra if extra else key_style)
+            line.append(f" {shown} ", key_style + extra)
             if label:
-                line.append(f"{label} ", label_style + extra if extra else label_style)
+                line.append(f"{label} ", label_style + extra)
             spans.append((start, line.cell_len, key))
         self._spans = tuple(spans)
         return line
 
-    def key_at(self, x: int) -> str | None:
-        """The key drawn at column `x` of the bar, or None (between or past the keys)."""
+    def _key_drawn_at(self, x: int) -> Key | None:
         for start, end, key in self._spans:
             if start <= x < end:
                 return key
         return None
 
+    def key_at(self, x: int) -> str | None:
+        """The key drawn at column `x` of the bar, or None (between or past the keys)."""
+        key = self._key_drawn_at(x)
+        return None if key is None else key[0]
+
     def on_mouse_down(self, event: events.MouseDown) -> None:
         """A click on a key presses it (a disabled one rings the bell), as Textual's does."""
-        key = self.key_at(event.x)
+        key = self._key_drawn_at(event.x)
         if key is None:
             return
-        enabled = next((k[3] for k in self.keys if k[0] == key), False)
-        if enabled:
-            self.app.simulate_key(key)
+        if key[3]:
+            self.app.simulate_key(key[0])
         else:
             self.app.bell()

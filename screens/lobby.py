@@ -27,6 +27,7 @@ from screens.messages import Send
 from screens.mounting import composed
 from screens.profile import ProfileScreen
 from screens.tableview import status_word
+from screens.widgets import DrawnTexts
 from screens.wording import duration
 
 COLUMN_KEYS = ("id", "name", "preset", "seats", "status", "spectators")
@@ -119,7 +120,7 @@ class LobbyScreen(Screen[None]):
         self._pending: protocol.LobbyState | None = None
         self._online: tuple[str, ...] = ()
         self._player = ""
-        self._drawn: dict[str, object] = {}  # selector -> what it shows now (`_put`)
+        self._drawn = DrawnTexts(self)  # what the title, hint and online column show
 
     @property
     def tr(self) -> Translator:
@@ -167,24 +168,15 @@ class LobbyScreen(Screen[None]):
 
     def _show_hint(self) -> None:
         if self._live:
-            self._put("#lobby-hint", self._hint())
-
-    def _put(self, selector: str, content: str | Text) -> None:
-        """Show `content` in the one-line or fixed-size Static `selector` if it is not what it
-        shows already: no layout (the size is the stylesheet's), no redraw when unchanged
-        (every lobby-goer's screen gets each lobby change: issue 10)."""
-        key = (content.plain, tuple(content.spans)) if isinstance(content, Text) else content
-        if self._drawn.get(selector) != key:
-            self._drawn[selector] = key
-            self.query_one(selector, Static).update(content, layout=False)
+            self._drawn.put("#lobby-hint", self._hint())
 
     def retranslate(self) -> None:
         """Redraw every text in the app's new language (`PerudoApp.set_language`)."""
         if not self._live:
             return
         self._drawn.clear()
-        self._put("#lobby-title", self._title())
-        self._put("#lobby-hint", self._hint())
+        self._drawn.put("#lobby-title", self._title())
+        self._drawn.put("#lobby-hint", self._hint())
         self.query_one(ChatPane).retranslate()
         grid = self.query_one("#tables", DataTable)
         cursor = grid.cursor_coordinate
@@ -209,7 +201,7 @@ class LobbyScreen(Screen[None]):
         """Greet the player by `name`, the unique name the lobby gave (`Welcome`)."""
         self._player = name
         if self._live:
-            self._put("#lobby-title", self._title())
+            self._drawn.put("#lobby-title", self._title())
 
     def show_lobby(self, lobby: protocol.LobbyState) -> None:
         """Bring the table list and the online list up to date with `lobby`, in place."""
@@ -246,7 +238,7 @@ class LobbyScreen(Screen[None]):
         rows = self.query_one("#online", Static).content_region.height or MAX_ONLINE_LINES + 1
         online = Text(self.tr._("Online ({count})", count=len(self._online)) + "\n", style="bold")
         online.append("\n".join(self._online[: min(rows - 1, MAX_ONLINE_LINES)]), style="")
-        self._put("#online", online)
+        self._drawn.put("#online", online)
 
     # ---- actions -------------------------------------------------------------------------
 

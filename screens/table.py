@@ -42,7 +42,7 @@ from screens.messages import Send
 from screens.mounting import composed
 from screens.reveal import RevealPanel
 from screens.rounds import RoundsScreen
-from screens.widgets import BidHistory, CupsPanel, DiceRow
+from screens.widgets import BidHistory, CupsPanel, DiceRow, DrawnTexts
 from screens.wording import bid_refusal, call_refusal, call_word
 
 # during a reveal, the keys the footer still offers (leave, the app's help) do their job;
@@ -109,7 +109,7 @@ class TableScreen(RoundsScreen):
         self._composer = BidComposer()
         self._error: str | None = None
         self._offered: tuple[bool | None, ...] = ()
-        self._drawn: dict[str, object] = {}  # selector -> what it shows now
+        self._drawn = DrawnTexts(self)
         self._reroll_plan: tuple[int, ...] = ()  # dice to show right after this turn's bid
         self._reroll_dialog: RerollDialog | None = None
         self._arrived = 0.0  # when the table state shown arrived, on `_clock`
@@ -232,7 +232,7 @@ class TableScreen(RoundsScreen):
         # its width follows its words (`Your turn — 0:42`, `carl to play — 0:42`): a layout
         # when they change length, not every second
         width = len(line.plain) if line is not None else 0
-        self._put("#turn-clock", line or "", layout=width != self._clock_width)
+        self._drawn.put("#turn-clock", line or "", layout=width != self._clock_width)
         self._clock_width = width
 
     def _draw(self, table: protocol.TableState) -> None:
@@ -250,14 +250,14 @@ class TableScreen(RoundsScreen):
         )
         self.set_class(not playing, "-idle")
         tr = self.tr
-        self._put("#table-title", tableview.title_line(tr, table))
+        self._drawn.put("#table-title", tableview.title_line(tr, table))
         banner = tableview.banner_line(tr, table, None if waiting else game)
         self.query_one("#banner", Static).display = banner is not None
-        self._put("#banner", banner or "")
+        self._drawn.put("#banner", banner or "")
         if waiting or game is None:
             seats, hint = tableview.waiting_lines(tr, table, self._is_creator())
-            self._put("#waiting-seats", seats, layout=True)
-            self._put("#waiting-hint", hint, layout=True)
+            self._drawn.put("#waiting-seats", seats, layout=True)
+            self._drawn.put("#waiting-hint", hint, layout=True)
         else:
             self._draw_game(table, game)
         self._draw_clock(table, self._elapsed())
@@ -269,16 +269,6 @@ class TableScreen(RoundsScreen):
         self._follow_round(table)
         self._ask_calzone()
         self._refresh_keys()
-
-    def _put(self, selector: str, content: str | Content, *, layout: bool = False) -> None:
-        """Update one line of text in place, only if it changed (`layout` when its height
-        may change)."""
-        if isinstance(content, str):  # names are the players' own text: never markup
-            content = Content(content)
-        key = (content.plain, tuple(content.spans))
-        if self._drawn.get(selector) != key:
-            self._drawn[selector] = key
-            self.query_one(selector, Static).update(content, layout=layout)
 
     def _refresh_keys(self) -> None:
         """Redraw the footer only when the offered keys changed (it is rebuilt each time)."""
@@ -293,7 +283,7 @@ class TableScreen(RoundsScreen):
         self.query_one(BidHistory).show(tableview.history_lines(tr, table, game))
         # with a turn clock, the clock says whose turn it is (at the line's start)
         turn = table.clock is None or game.phase != "bidding"
-        self._put("#current-bid", tableview.current_bid_line(tr, table, game, with_turn=turn))
+        self._drawn.put("#current-bid", tableview.current_bid_line(tr, table, game, with_turn=turn))
         mine = game.seats[game.me] if game.me is not None else None
         over = game.phase == "over"
         if mine is None:
@@ -308,7 +298,7 @@ class TableScreen(RoundsScreen):
             label = tr._("Your dice") + f"\n{in_cup}\n{aside}"
         else:
             label = tr._("Your dice") + "\n" + tr.n_("{n} in cup", "{n} in cup", mine.dice)
-        self._put("#my-label", label)
+        self._drawn.put("#my-label", label)
         if mine is None:
             note = tr._("Spectators see every cup, never the dice.")
         elif over and mine.dice:
@@ -334,21 +324,21 @@ class TableScreen(RoundsScreen):
         names = tableview.seat_names(tr, self._table) if self._table else []
         waiting = tr._("Waiting for {name}…", name=names[game.turn]) if names else ""
         if game.me is None or game.seats[game.me].dice == 0:  # watching: no moves to offer
-            self._put("#composer", waiting if game.phase == "bidding" else "")
-            self._put("#status", "")
+            self._drawn.put("#composer", waiting if game.phase == "bidding" else "")
+            self._drawn.put("#status", "")
             return
         if game.choices.bids:
-            self._put("#composer", self._composer.line(game, self._reroll_plan, tr))
+            self._drawn.put("#composer", self._composer.line(game, self._reroll_plan, tr))
         elif game.phase == "bidding" and game.me != game.turn:
-            self._put("#composer", waiting)
+            self._drawn.put("#composer", waiting)
         else:
-            self._put("#composer", "")
+            self._drawn.put("#composer", "")
         if self._error:
-            self._put("#status", Content.styled(self._error, "bold $error"))
+            self._drawn.put("#status", Content.styled(self._error, "bold $error"))
         elif self.has_class("-reveal"):  # the reveal says what to do: any key goes on
-            self._put("#status", "")
+            self._drawn.put("#status", "")
         else:
-            self._put("#status", tableview.hint_line(tr, game))
+            self._drawn.put("#status", tableview.hint_line(tr, game))
 
     # ---- which keys are offered --------------------------------------------------------------
 

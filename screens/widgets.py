@@ -11,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from rich.text import Text
 from textual.content import Content
+from textual.dom import DOMNode
 from textual.widget import Widget
+from textual.widgets import Static
 
 from perudo_ssh.i18n import Translator, translator
 from screens.wording import clock_time
@@ -24,6 +27,33 @@ _PACO_BOX = ("╔═══╗", "║ {} ║", "╚═══╝")
 _SHOWN_BOX = ("┏━━━┓", "┃ {} ┃", "┗━━━┛")
 CARD_WIDTH = 46
 """Columns of one seat's box; a wide table lays the boxes side by side."""
+
+
+class DrawnTexts:
+    """The texts a screen's Statics show now, so that each is updated only when it changes
+    (every session gets every change of its table or of the lobby: issue 10).
+
+    `put(selector, content)` shows `content` (a str is plain text, never markup: names are
+    the players' own) in the Static `selector` below `node`, unless it shows that already;
+    `layout` only where its height or width may change. `clear()` forgets what is shown, so
+    that the next `put` of each draws again (after a language switch)."""
+
+    def __init__(self, node: DOMNode) -> None:
+        self._node = node
+        self._drawn: dict[str, tuple[str, tuple[object, ...]]] = {}
+
+    def put(self, selector: str, content: str | Content | Text, *, layout: bool = False) -> None:
+        """Show `content` in the Static `selector` if it is not what it shows already."""
+        if isinstance(content, str):
+            content = Content(content)
+        key = (content.plain, tuple(content.spans))
+        if self._drawn.get(selector) != key:
+            self._drawn[selector] = key
+            self._node.query_one(selector, Static).update(content, layout=layout)
+
+    def clear(self) -> None:
+        """Forget what is shown: the next `put` of each selector draws."""
+        self._drawn.clear()
 
 
 def app_tr(widget: Widget) -> Translator:
