@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
@@ -433,10 +434,14 @@ async def test_hostile_streams_to_a_lobby_session_change_nothing(tmp_path: Path)
         await asyncio.to_thread(hostile)
         assert "flood" in world.drops.reasons  # the storm example was dropped, cleanly
 
-        # the game goes on: pat moves, and the lobby sees it
+        # the game goes on: pat moves, and the lobby sees it. Not "until pat's turn is over on
+        # the screen": the bots answer at once, so pat's next turn may come in the same frame
         epoch = next(iter(lobby.tables.values())).epoch
+        offered = re.search(r"Your bid ▸\s+(\S+)", world.pat.text)
+        assert offered is not None, world.pat.text
         world.pat.send("enter")  # the bid the composer offers
-        await world.pat.wait_for(lambda t: "Your turn" not in t)
+        made = re.compile(rf"▏ pat +{re.escape(offered[1])}\b")
+        await world.pat.wait_for(lambda t: made.search(t) is not None)
         await world.settled()
         assert next(iter(lobby.tables.values())).epoch > epoch
     finally:
