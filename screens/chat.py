@@ -25,6 +25,7 @@ from perudo_ssh import protocol
 from perudo_ssh.chat import HISTORY, MAX_CHAT_LENGTH, clean_chat
 from perudo_ssh.i18n import N_, Translator
 from screens.messages import Send
+from screens.shared import SharedLines
 from screens.widgets import app_tr
 
 Scope = Literal["lobby", "table"]
@@ -147,7 +148,7 @@ class ChatInput(Input):
         self.post_message(ChatPane.Done())
 
 
-class ChatLines(Widget):
+class ChatLines(SharedLines, Widget):
     """The chat lines of a pane, newest at the bottom, wrapped to the width (issue 10).
 
     One widget that draws only the rows it has room for: a line arriving costs the wrapping

@@ -26,6 +26,7 @@ from screens.leaderboard import LeaderboardScreen
 from screens.messages import Send
 from screens.mounting import composed
 from screens.profile import ProfileScreen
+from screens.shared import SharedGrid, SharedLines
 from screens.tableview import status_word
 from screens.widgets import DrawnTexts
 from screens.wording import duration
@@ -84,9 +85,10 @@ def table_detail(table: protocol.TableSummary, tr: Translator | None = None) -> 
     return line
 
 
-class OnlineColumn(Static):
+class OnlineColumn(SharedLines, Static):
     """Who is online, beside the table list: drawn by its `LobbyScreen` with as many names
-    as it has rows for, and again when its size changes."""
+    as it has rows for, and again when its size changes; drawn once for all the lobby screens
+    of the process that show the same names at the same size (`SharedLines`)."""
 
     def on_resize(self) -> None:
         screen = self.screen
@@ -130,9 +132,7 @@ class LobbyScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="lobby-title")
         with Horizontal(id="lobby-body"):
-            table: DataTable[str | Text] = DataTable(
-                id="tables", cursor_type="row", zebra_stripes=True
-            )
+            table = SharedGrid(id="tables", cursor_type="row", zebra_stripes=True)
             for key, label in zip(COLUMN_KEYS, column_labels(self.tr), strict=True):
                 table.add_column(label, key=key)
             yield table
@@ -215,8 +215,11 @@ class LobbyScreen(Screen[None]):
 
     def _show_tables(self, grid: DataTable, tables: tuple[protocol.TableSummary, ...]) -> None:
         seen = set()
+        drawn = self._tables
         for summary in tables:
             seen.add(summary.id)
+            if summary.id in self._rows and drawn.get(summary.id) == summary:
+                continue  # this table's row shows it as it is (most of every LobbyState)
             row = table_row(summary, self.tr)
             old = self._rows.get(summary.id)
             if old is None:

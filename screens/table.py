@@ -42,6 +42,7 @@ from screens.messages import Send
 from screens.mounting import composed
 from screens.reveal import RevealPanel
 from screens.rounds import RoundsScreen
+from screens.shared import SharedStatic
 from screens.widgets import BidHistory, CupsPanel, DiceRow, DrawnTexts
 from screens.wording import bid_refusal, call_refusal, call_word
 
@@ -128,7 +129,7 @@ class TableScreen(RoundsScreen):
                 yield BidHistory(id="history")
             yield RevealPanel(id="reveal")
             with Horizontal(id="bid-row"):  # the clock first: notices pile up on the right
-                yield Static(id="turn-clock")
+                yield SharedStatic(id="turn-clock")  # alike at every seat but the mover's
                 yield Static(id="current-bid")
             with Horizontal(id="my-row"):
                 yield Static(id="my-label")

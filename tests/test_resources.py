@@ -41,6 +41,8 @@ from typing import Any
 import asyncssh
 import pytest
 
+from screens.shared import SHARED_LINES, SHARED_RENDERS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CYCLES = 1000
@@ -274,8 +276,10 @@ def clear_memos() -> int:
     They are bounded, but some are keyed by objects of apps that have ended (Textual's
     `StylesCache.get_inner_outer` by each widget's render cache: Textualize/textual#6665),
     so until they are full (~1,000 entries, ~300 cycles here) they hold ~20 MB of finished
-    widgets' rendered lines. Emptied before each measurement, what is compared is what the
-    server itself still holds, not how full those memos happen to be."""
+    widgets' rendered lines. The same for `screens.shared`'s caches of lines drawn once for
+    every lobby screen (bounded; full within a few hundred cycles). Emptied before each
+    measurement, what is compared is what the server itself still holds, not how full those
+    memos happen to be."""
     memos = [
         o
         for o in gc.get_objects()
@@ -284,7 +288,11 @@ def clear_memos() -> int:
     ]
     for memo in memos:
         memo.cache_clear()
-    return len(memos)
+    # and the renders the lobby screens share (bounded too: screens.shared), which keep the
+    # lines of the last few hundred lobby states drawn
+    SHARED_RENDERS.clear()
+    SHARED_LINES.clear()
+    return len(memos) + 2
 
 
 @dataclass

@@ -171,3 +171,96 @@ def test_strips_make_their_caches_when_first_used_and_work_as_before() -> None:
         pass
     else:
         raise AssertionError("an unknown attribute must raise AttributeError")
+
+
+# ---- drawing shared between apps (screens/shared.py) --------------------------------------
+
+
+def drawn(widget) -> list[list[tuple[str, object]]]:
+    """The widget's lines as drawn now: (text, style) segments, line by line."""
+    from textual.geometry import Region
+
+    strips = widget.render_lines(Region(0, 0, *widget.size))
+    return [[(segment.text, segment.style) for segment in strip] for strip in strips]
+
+
+class Grids(App[None]):
+    """A DataTable and a SharedGrid of the same rows, one above the other."""
+
+    CSS = "DataTable { height: 8; }"
+
+    def compose(self):
+        from textual.widgets import DataTable
+
+        from screens.shared import SharedGrid
+
+        for grid in (DataTable(id="plain"), SharedGrid(id="shared")):
+            grid.cursor_type, grid.zebra_stripes = "row", True
+            grid.add_columns("#", "Table", "Seats")
+            for i in range(1, 7):
+                grid.add_row(str(i), f"table {i}", f"{i % 4}/4", key=str(i))
+            yield grid
+
+
+async def test_a_shared_grid_draws_as_a_data_table_does() -> None:
+    app = Grids()
+    async with app.run_test(size=(40, 20)) as pilot:
+        plain, shared = app.query_one("#plain"), app.query_one("#shared")
+        app.set_focus(None)
+        await pilot.pause()
+        assert drawn(shared) == drawn(plain)
+        for grid in (plain, shared):
+            grid.update_cell("3", grid.ordered_columns[2].key, "4/4")
+            grid.move_cursor(row=4)
+        await pilot.pause()
+        assert drawn(shared) == drawn(plain)
+        assert "4/4" in "".join(text for text, _ in drawn(shared)[3])
+        plain.focus()  # the focused look (cursor colours) too
+        await pilot.pause()
+        focused_plain = drawn(plain)
+        shared.focus()
+        await pilot.pause()
+        assert drawn(shared) == focused_plain != drawn(plain)
+
+
+async def test_a_cell_update_repaints_its_row_only() -> None:
+    app = Grids()
+    async with app.run_test(size=(40, 20)) as pilot:
+        shared = app.query_one("#shared")
+        await pilot.pause()
+        shared._repaint_regions.clear()
+        shared.update_cell("2", shared.ordered_columns[1].key, "renamed")
+        assert [region.height for region in shared._repaint_regions] == [1]
+        await pilot.pause()
+        assert "renamed" in "".join(text for text, _ in drawn(shared)[2])
+
+
+async def test_lobby_screens_alike_share_their_drawn_lines_and_others_draw_their_own() -> None:
+    from screens.lobby import OnlineColumn
+    from screens.shared import SharedGrid
+
+    tables = tuple(summary(i) for i in range(1, 5))
+    state = P.LobbyState(tables=tables, online=("ana", "ben", "carl"))
+    apps = [lobby_app(P.Welcome(name=name), state) for name in ("ana", "ben", "zoé")]
+    async with apps[0].run_test(size=SIZE) as one, apps[1].run_test(size=SIZE) as two:
+        async with apps[2].run_test(size=SIZE) as three:
+            for pilot, app in ((one, apps[0]), (two, apps[1]), (three, apps[2])):
+                await wait_until(pilot, lambda app=app: "Online (3)" in screen_text(app))
+            await three.press("f2")  # zoé reads French
+            await wait_until(three, lambda: "En ligne (3)" in screen_text(apps[2]))
+            grids = [app.screen.query_one(SharedGrid) for app in apps]
+            onlines = [app.screen.query_one(OnlineColumn) for app in apps]
+
+            def lines(grid: SharedGrid) -> list[object]:
+                return [grid.render_line(y) for y in range(grid.size.height)]
+
+            mine, his, hers = (lines(grid) for grid in grids)
+            assert all(a is b for a, b in zip(mine, his, strict=True))  # drawn once
+            assert mine[0] is not hers[0]  # French headings: her own
+            online = [column.render_lines(column.size.region) for column in onlines]
+            assert online[0] is online[1] and online[2] is not online[0]
+            await two.press("down")  # ben's cursor on the second row: his rows 1-2 differ
+            await two.pause()
+            mine, his = lines(grids[0]), lines(grids[1])
+            assert mine[0] is his[0] and mine[3] is his[3]  # the heading, an untouched row
+            assert mine[1] is not his[1] and mine[2] is not his[2]

@@ -1,0 +1,229 @@
+"""Drawing shared between the apps of one process: what many screens show alike is drawn once.
+
+Every session is its own Textual app, and in the lobby they all show the same table list, the
+same names online and the same chat lines, at the same size in the same theme. Two helpers
+draw such a widget once for the process and hand every other screen the same `Strip`s:
+
+* `SharedLines`, a mixin for a widget whose `render()` is its whole content (a `Static`, the
+  chat lines): its rendered lines are kept by content, size and style (`SHARED_RENDERS`), and
+  as a Strip keeps its own cuts and terminal sequences, those too are made once;
+* `SharedGrid`, a DataTable whose lines are kept by row (`SHARED_LINES`), and whose cell
+  updates repaint one row.
+
+A Strip is immutable, so sharing one is safe; each key holds everything its lines are drawn
+from, so a screen that differs in any of it (its language, its theme, its terminal's colours,
+focus, the mouse over it) draws its own.
+
+Textual's `DataTable` forgets every drawn cell and line on any `update_cell` (its caches are
+keyed on one update counter) and repaints the whole widget: in the lobby, each seat taken at
+any table cost every lobby screen a redraw of every visible cell (about 14 ms at 80×24 for a
+list of 30 tables; the largest item of the issue-10 profile at 100 sessions). `SharedGrid`
+keeps DataTable's look, keys, events and API, and changes two things:
+
+* `update_cell` repaints the one row it changed (a full repaint only when a column may widen);
+* a drawn line is kept in a process-wide cache keyed by everything it is drawn from (the
+  cells of its row, the row's index, whether the cursor or the mouse is on it, the column
+  widths, the scroll, the base style, focus, the theme and the colour system), so the same
+  row in every lobby of the process is drawn once and every other screen reuses it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.style import Style
+from rich.text import Text
+from textual.cache import LRUCache
+from textual.content import Content
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.widget import Widget
+from textual.widgets import DataTable, Static
+from textual.widgets.data_table import CellDoesNotExist, CellKey, ColumnKey, RowKey
+
+SHARED_RENDERS: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(256)
+"""Whole renders of `SharedLines` widgets, by what they are drawn from. A render is worth
+keeping only while other screens still have to draw the same state (a few frames), so a
+few hundred cover every kind of screen, size and language shown at once; oldest dropped
+first."""
+SHARED_LINES: LRUCache[tuple[object, ...], Strip] = LRUCache(2048)
+"""Lines drawn by any `SharedGrid` of the process, by what they are drawn from (a screen
+of lines for each lobby state, size and language shown; oldest dropped first)."""
+
+
+def cell_key(value: object) -> object:
+    """What a cell draws as, hashable: a `str` as it is, a Rich `Text` by its text, style and
+    spans (a Text is mutable, so never a key itself); anything else by its `repr`."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Text):
+        spans = tuple((span.start, span.end, str(span.style)) for span in value.spans)
+        return (value.plain, str(value.style), spans, value.justify, value.overflow)
+    return ("repr", type(value).__name__, repr(value))
+
+
+def style_key(widget: Widget) -> tuple[object, ...]:
+    """What a widget's look is computed from besides its content: its type, id and classes,
+    its ancestors' classes (the CSS may select on them), focus, hover and disabled, the app's
+    theme, colour system and line filters (the ANSI-to-truecolour filter and its palette)."""
+    app = widget.app
+    filters = tuple(
+        (type(line_filter), id(getattr(line_filter, "_terminal_theme", line_filter)))
+        for line_filter in app.get_line_filters()
+    )
+    return (
+        type(widget),
+        widget.id,
+        tuple(frozenset(node.classes) for node in widget.ancestors_with_self),
+        widget.get_pseudo_class_state(),
+        app.theme,
+        app.console.color_system,
+        app.native_ansi_color,
+        filters,
+    )
+
+
+class SharedLines(Widget):
+    """Mixin (before the widget class): the widget's rendered lines are shared by every app
+    of the process that draws the same content at the same size in the same style.
+
+    For widgets whose `render()` returns their whole content as a `Content` or a `str` (no
+    border title, no links to hover): the key is the content's text and spans, the widget's
+    size and the crop, its background colours and `style_key`. Anything else renders as
+    usual."""
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The widget's lines within `crop`, from `SHARED_RENDERS` when drawn already."""
+        content = self.render()
+        if isinstance(content, str):
+            content = Content(content)
+        if not isinstance(content, Content) or self._border_title or self._border_subtitle:
+            return super().render_lines(crop)
+        key = (
+            content.plain,
+            tuple(content.spans),
+            self.region.size,
+            crop,
+            self.background_colors,
+            style_key(self),
+        )
+        strips = SHARED_RENDERS.get(key)
+        if strips is None:
+            strips = super().render_lines(crop)
+            SHARED_RENDERS[key] = strips
+        return strips
+
+
+class SharedGrid(DataTable[Any]):
+    """`DataTable` (row cursor) with one-row repaints and lines shared between apps.
+
+    Same constructor, methods and messages as `DataTable`. Lines are shared only for the
+    one-line rows and `cursor_type="row"` it is used with; any other kind of line is drawn by
+    DataTable itself, uncached here."""
+
+    _base_style: Style | None = None
+
+    def update_cell(
+        self,
+        row_key: RowKey | str,
+        column_key: ColumnKey | str,
+        value: Any,
+        *,
+        update_width: bool = False,
+    ) -> None:
+        """As `DataTable.update_cell`, but repaint only that row (unless `update_width`).
+
+        Raises `CellDoesNotExist` for an unknown row or column key."""
+        row_key = RowKey(row_key) if isinstance(row_key, str) else row_key
+        column_key = ColumnKey(column_key) if isinstance(column_key, str) else column_key
+        if row_key not in self._row_locations or column_key not in self._column_locations:
+            raise CellDoesNotExist(
+                f"No cell exists for row_key={row_key!r}, column_key={column_key!r}."
+            )
+        self._data[row_key][column_key] = value
+        self._update_count += 1  # DataTable's own caches: a miss below draws afresh
+        if update_width:
+            self._updated_cells.add(CellKey(row_key, column_key))
+            self._require_update_dimensions = True
+            self.refresh()
+        else:
+            self.refresh_row(self._row_locations.get(row_key) or 0)  # the key was checked
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """As DataTable's, with the widget's Rich style worked out once for all the lines
+        (DataTable asks for it again on every line: a walk up the DOM each time)."""
+        self._base_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._base_style = None
+
+    def render_line(self, y: int) -> Strip:
+        """Line `y` of the widget (header, then rows below the scroll), as DataTable draws it."""
+        base_style = self._base_style
+        if base_style is None:
+            return super().render_line(y)
+        scroll_x, scroll_y = self.scroll_offset
+        fixed_height = self.header_height if self.show_header else 0
+        if self.fixed_rows:
+            return super().render_line(y)
+        if y >= fixed_height:
+            y += scroll_y
+        return self._render_line(y, scroll_x, scroll_x + self.size.width, base_style)
+
+    def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Strip:
+        key = self._line_key(y, x1, x2, base_style)
+        if key is None:
+            return super()._render_line(y, x1, x2, base_style)
+        strip = SHARED_LINES.get(key)
+        if strip is None:
+            strip = super()._render_line(y, x1, x2, base_style)
+            SHARED_LINES[key] = strip
+        return strip
+
+    def _line_key(self, y: int, x1: int, x2: int, base_style: Style) -> tuple[object, ...] | None:
+        """Everything line `y` is drawn from, or None where it is not shared."""
+        if self.cursor_type != "row" or self.fixed_columns or self._labelled_row_exists:
+            return None
+        try:
+            row_key, line = self._get_offsets(y)
+        except LookupError:
+            return None
+        columns = self.ordered_columns
+        if row_key is self._header_row_key:
+            index = -1
+            cells = tuple(cell_key(column.label) for column in columns)
+        else:
+            found = self._row_locations.get(row_key)
+            if found is None or self.rows[row_key].height != 1:
+                return None
+            index = found
+            data = self._data[row_key]
+            cells = tuple(cell_key(data.get(column.key)) for column in columns)
+        app = self.app
+        return (
+            cells,
+            line,
+            index,
+            self.cursor_coordinate.row == index,
+            self.hover_coordinate.row == index,
+            self.show_cursor,
+            self._show_hover_cursor,
+            self.zebra_stripes,
+            self.show_header,
+            self.header_height,
+            tuple(column.get_render_width(self) for column in columns),
+            self.size.width,
+            x1,
+            x2,
+            base_style,
+            self._pseudo_class_state,
+            self.cursor_foreground_priority,
+            self.cursor_background_priority,
+            app.theme,
+            app.console.color_system,
+        )
+
+
+class SharedStatic(SharedLines, Static):
+    """A `Static` drawn once for every app of the process showing the same text alike."""
