@@ -115,7 +115,7 @@ class TableScreen(RoundsScreen):
         self._reroll_dialog: RerollDialog | None = None
         self._arrived = 0.0  # when the table state shown arrived, on `_clock`
         self._ticker: Timer | None = None  # once a second while something counts down
-        self._clock_width = 0  # columns of the turn clock drawn
+        self._bid_line: Content = Content("")  # the bid part of the bid line
 
     def compose(self) -> ComposeResult:
         yield Static(id="table-title")
@@ -128,9 +128,10 @@ class TableScreen(RoundsScreen):
                 yield CupsPanel(id="cups")
                 yield BidHistory(id="history")
             yield RevealPanel(id="reveal")
-            with Horizontal(id="bid-row"):  # the clock first: notices pile up on the right
-                yield SharedStatic(id="turn-clock")  # alike at every seat but the mover's
-                yield Static(id="current-bid")
+            # the turn clock first (notices pile up on the right), then the bid: one line, so
+            # the clock's width following the mover's name never asks for a layout; alike at
+            # every seat but the mover's
+            yield SharedStatic(id="current-bid")
             with Horizontal(id="my-row"):
                 yield Static(id="my-label")
                 yield DiceRow(id="my-dice")
@@ -223,18 +224,11 @@ class TableScreen(RoundsScreen):
         self._draw_clock(table, elapsed)
 
     def _draw_clock(self, table: protocol.TableState, elapsed: float) -> None:
-        """The turn clock at the start of the bid line (hidden without one)."""
-        line = tableview.turn_clock_line(self.tr, table, elapsed)
-        if line is not None:
-            line += " ·"  # then the bid on the table
-        clock = self.query_one("#turn-clock", Static)
-        if clock.display != (line is not None):
-            clock.display = line is not None
-        # its width follows its words (`Your turn — 0:42`, `carl to play — 0:42`): a layout
-        # when they change length, not every second
-        width = len(line.plain) if line is not None else 0
-        self._drawn.put("#turn-clock", line or "", layout=width != self._clock_width)
-        self._clock_width = width
+        """The bid line: the turn clock (`Your turn — 0:42 ·`, `carl to play — 0:42 ·`; none
+        without a turn timer), then the bid on the table."""
+        clock = tableview.turn_clock_line(self.tr, table, elapsed)
+        line = self._bid_line if clock is None else Content.assemble(clock, " · ", self._bid_line)
+        self._drawn.put("#current-bid", line)
 
     def _draw(self, table: protocol.TableState) -> None:
         game = table.game
@@ -284,7 +278,7 @@ class TableScreen(RoundsScreen):
         self.query_one(BidHistory).show(tableview.history_lines(tr, table, game))
         # with a turn clock, the clock says whose turn it is (at the line's start)
         turn = table.clock is None or game.phase != "bidding"
-        self._drawn.put("#current-bid", tableview.current_bid_line(tr, table, game, with_turn=turn))
+        self._bid_line = tableview.current_bid_line(tr, table, game, with_turn=turn)
         mine = game.seats[game.me] if game.me is not None else None
         over = game.phase == "over"
         if mine is None:

@@ -77,6 +77,29 @@ def styles_of(app, selector: str) -> set[str]:
     return {str(span.style) for span in content.spans}
 
 
+def clock_of(app) -> str:
+    """The turn clock at the start of the bid line, with its ` ·` ('' without one): the
+    clock's words hold a dash (`ben to play — 0:42`), the bid's never do."""
+    line = text_of(app, "#current-bid")
+    head, dot, _ = line.partition(" · ")
+    return head + " ·" if dot and "—" in head else ""
+
+
+def bid_of(app) -> str:
+    """The bid part of the bid line (after the clock, if any)."""
+    line = text_of(app, "#current-bid")
+    clock = clock_of(app)
+    return line[len(clock) + 1 :] if clock else line
+
+
+def clock_styles(app) -> set[str]:
+    """The styles of the turn clock's words on the bid line."""
+    content = app.screen.query_one("#current-bid").content
+    assert isinstance(content, Content)
+    end = len(clock_of(app)) - 2
+    return {str(span.style) for span in content.spans if span.start < end}
+
+
 def cups_text(app) -> list[str]:
     return [line.rstrip() for line in str(app.screen.query_one(CupsPanel).render()).splitlines()]
 
@@ -104,34 +127,34 @@ async def test_the_turn_clock_counts_down_and_warns_in_the_last_ten_seconds():
     session, clock, app = await start(state)
     async with app.run_test(size=SIZE) as pilot:
         screen = await at_table(pilot, app)
-        assert text_of(app, "#turn-clock") == "ben to play — 0:42 ·"
+        assert clock_of(app) == "ben to play — 0:42 ·"
         # the clock says whose turn it is: the bid line does not say it twice
-        assert text_of(app, "#current-bid") == "Current bid: 2×4 by ana"
+        assert bid_of(app) == "Current bid: 2×4 by ana"
         # first on the bid line (notices pile up on the right), then the bid
         assert bid_line(app) == " ben to play — 0:42 · Current bid: 2×4 by ana"
-        assert "bold" in styles_of(app, "#turn-clock")
+        assert "bold" in clock_styles(app)
         await tick(pilot, screen, clock, 1.0)
-        assert text_of(app, "#turn-clock") == "ben to play — 0:41 ·"
+        assert clock_of(app) == "ben to play — 0:41 ·"
         await tick(pilot, screen, clock, 30.0)
-        assert text_of(app, "#turn-clock") == "ben to play — 0:11 ·"
-        assert "bold reverse $warning" not in styles_of(app, "#turn-clock")
+        assert clock_of(app) == "ben to play — 0:11 ·"
+        assert "bold reverse $warning" not in clock_styles(app)
         await tick(pilot, screen, clock, 1.0)
-        assert text_of(app, "#turn-clock") == "ben to play — 0:10 ·"
-        assert "bold reverse $warning" in styles_of(app, "#turn-clock")
+        assert clock_of(app) == "ben to play — 0:10 ·"
+        assert "bold reverse $warning" in clock_styles(app)
         await tick(pilot, screen, clock, 60.0)  # never below nothing
-        assert text_of(app, "#turn-clock") == "ben to play — 0:00 ·"
+        assert clock_of(app) == "ben to play — 0:00 ·"
         # a new state: counted from its own arrival
         view = observe(bid(bid(rolled(opener=0), 0, 2, 4), 1, 3, 4), 0)
         session.feed(
             table_state(view, clock=P.TurnClock(seat=2, seconds=60, left=60.0), turn_seconds=60)
         )
-        await wait_until(pilot, lambda: text_of(app, "#turn-clock") == "carl to play — 1:00 ·")
+        await wait_until(pilot, lambda: clock_of(app) == "carl to play — 1:00 ·")
         await pilot.pause()
         assert bid_line(app) == " carl to play — 1:00 · Current bid: 3×4 by ben"  # wider
         session.feed(
             table_state(view, clock=P.TurnClock(seat=0, seconds=60, left=5.0), turn_seconds=60)
         )
-        await wait_until(pilot, lambda: text_of(app, "#turn-clock") == "Your turn — 0:05 ·")
+        await wait_until(pilot, lambda: clock_of(app) == "Your turn — 0:05 ·")
         await pilot.pause()
         assert bid_line(app) == " Your turn — 0:05 · Current bid: 3×4 by ben"  # narrower
         assert session.sent == []
@@ -149,15 +172,15 @@ async def test_your_turn_is_unmistakable_and_no_clock_shows_nothing():
     session, clock, app = await start(timed)
     async with app.run_test(size=SIZE) as pilot:
         screen = await at_table(pilot, app)
-        assert text_of(app, "#turn-clock") == "Your turn — 0:30 ·"
-        assert styles_of(app, "#turn-clock") == {"bold reverse $accent"}
-        assert text_of(app, "#current-bid") == "You open the round"
+        assert clock_of(app) == "Your turn — 0:30 ·"
+        assert clock_styles(app) == {"bold reverse $accent"}
+        assert bid_of(app) == "You open the round"
         await tick(pilot, screen, clock, 20.0)
-        assert text_of(app, "#turn-clock") == "Your turn — 0:10 ·"
-        assert styles_of(app, "#turn-clock") == {"bold reverse $warning"}
+        assert clock_of(app) == "Your turn — 0:10 ·"
+        assert clock_styles(app) == {"bold reverse $warning"}
         session.feed(table_state(view))  # no turn timer at this table
-        await wait_until(pilot, lambda: not app.screen.query_one("#turn-clock").display)
-        assert text_of(app, "#current-bid") == "You open the round · your turn"
+        await wait_until(pilot, lambda: clock_of(app) == "")
+        assert bid_of(app) == "You open the round · your turn"
         assert "0:" not in screen_text(app)
 
 
@@ -169,9 +192,9 @@ async def test_a_spectator_sees_the_clock():
     _, clock, app = await start(state, name="dan")
     async with app.run_test(size=SIZE) as pilot:
         screen = await at_table(pilot, app)
-        assert text_of(app, "#turn-clock") == "ben to play — 1:15 ·"
+        assert clock_of(app) == "ben to play — 1:15 ·"
         await tick(pilot, screen, clock, 15.5)
-        assert text_of(app, "#turn-clock") == "ben to play — 1:00 ·"
+        assert clock_of(app) == "ben to play — 1:00 ·"
 
 
 def test_clock_time_and_durations():
@@ -441,7 +464,7 @@ async def test_french_and_russian(language, clock_line, mine, held, bot, auto):
     session, clock, app = await start(state, language=language)
     async with app.run_test(size=SIZE) as pilot:
         screen = await at_table(pilot, app)
-        assert text_of(app, "#turn-clock") == clock_line + " ·"
+        assert clock_of(app) == clock_line + " ·"
         assert cups_text(app)[3].startswith(held)
         assert auto in screen_text(app)
         await tick(pilot, screen, clock, 0.0)
@@ -452,7 +475,7 @@ async def test_french_and_russian(language, clock_line, mine, held, bot, auto):
                 clock=P.TurnClock(seat=0, seconds=60, left=41.6),
             )
         )
-        await wait_until(pilot, lambda: text_of(app, "#turn-clock") == mine + " ·")
+        await wait_until(pilot, lambda: clock_of(app) == mine + " ·")
         assert cups_text(app)[3].startswith(bot)
 
 
