@@ -12,6 +12,7 @@ figure that multiplies by the number of lobby screens in a server. Scenarios:
 * `online` — one name arrives and another leaves (`LobbyState.online`);
 * `chat` — one lobby chat line;
 * `row` — one table's seat count changes (a cell of the table list);
+* `table` — a table is made, or the newest closes (a row of the list added or removed);
 * `cursor` — each app moves its cursor in the table list;
 * `tick` — the turn clock of a table screen counts down a second (one table state each app);
 * `dialog` — the create dialog opened, two choices made in its lists, closed (CPU per dialog,
@@ -39,7 +40,7 @@ from perudo_ssh.ssh.isolation import install_lazy_strip_caches, install_shared_c
 from screens.app import PerudoApp
 from tests.test_screens_fakes import FakeSession, bid, rolled, summary, table_state
 
-SCENARIOS = ("online", "chat", "row", "cursor", "tick", "dialog")
+SCENARIOS = ("online", "chat", "row", "table", "cursor", "tick", "dialog")
 
 
 class Frames:
@@ -94,6 +95,9 @@ async def run(kind: str, apps: int, changes: int, profile: bool, frames: Frames)
             elif kind == "row":
                 row = summary(6, name="p6's table", free=i % 4)
                 feed(P.LobbyState(tables=(*tables[:5], row, *tables[6:]), online=online))
+            elif kind == "table":
+                more = (summary(99, name="new table"),) if i % 2 == 0 else ()
+                feed(P.LobbyState(tables=(*tables, *more), online=online))
             elif kind == "tick":
                 now[0] += 1.0
                 for app in made:
