@@ -136,7 +136,8 @@ class SharedGrid(DataTable[Any]):
         Raises `CellDoesNotExist` for an unknown row or column key."""
         row_key = RowKey(row_key) if isinstance(row_key, str) else row_key
         column_key = ColumnKey(column_key) if isinstance(column_key, str) else column_key
-        if row_key not in self._row_locations or column_key not in self._column_locations:
+        row_index = self._row_locations.get(row_key)
+        if row_index is None or column_key not in self._column_locations:
             raise CellDoesNotExist(
                 f"No cell exists for row_key={row_key!r}, column_key={column_key!r}."
             )
@@ -147,7 +148,7 @@ class SharedGrid(DataTable[Any]):
             self._require_update_dimensions = True
             self.refresh()
         else:
-            self.refresh_row(self._row_locations.get(row_key) or 0)  # the key was checked
+            self.refresh_row(row_index)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """As DataTable's, with the widget's Rich style worked out once for all the lines
@@ -161,13 +162,10 @@ class SharedGrid(DataTable[Any]):
     def render_line(self, y: int) -> Strip:
         """Line `y` of the widget (header, then rows below the scroll), as DataTable draws it."""
         base_style = self._base_style
-        if base_style is None:
+        if base_style is None or self.fixed_rows:
             return super().render_line(y)
         scroll_x, scroll_y = self.scroll_offset
-        fixed_height = self.header_height if self.show_header else 0
-        if self.fixed_rows:
-            return super().render_line(y)
-        if y >= fixed_height:
+        if y >= (self.header_height if self.show_header else 0):
             y += scroll_y
         return self._render_line(y, scroll_x, scroll_x + self.size.width, base_style)
 

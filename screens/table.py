@@ -221,9 +221,9 @@ class TableScreen(RoundsScreen):
         elapsed = self._elapsed()
         if game is not None and table.status != "waiting":
             self.query_one(CupsPanel).show(tableview.cups(self.tr, table, game, elapsed))
-        self._draw_clock(table, elapsed)
+        self._draw_bid_line(table, elapsed)
 
-    def _draw_clock(self, table: protocol.TableState, elapsed: float) -> None:
+    def _draw_bid_line(self, table: protocol.TableState, elapsed: float) -> None:
         """The bid line: the turn clock (`Your turn — 0:42 ·`, `carl to play — 0:42 ·`; none
         without a turn timer), then the bid on the table."""
         clock = tableview.turn_clock_line(self.tr, table, elapsed)
@@ -255,7 +255,7 @@ class TableScreen(RoundsScreen):
             self._drawn.put("#waiting-hint", hint, layout=True)
         else:
             self._draw_game(table, game)
-        self._draw_clock(table, self._elapsed())
+        self._draw_bid_line(table, self._elapsed())
         if self._ticker is not None:
             if self._counting(table):
                 self._ticker.resume()
