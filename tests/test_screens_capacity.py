@@ -264,3 +264,32 @@ async def test_lobby_screens_alike_share_their_drawn_lines_and_others_draw_their
             mine, his = lines(grids[0]), lines(grids[1])
             assert mine[0] is his[0] and mine[3] is his[3]  # the heading, an untouched row
             assert mine[1] is not his[1] and mine[2] is not his[2]
+
+
+async def test_shared_lines_are_drawn_again_once_the_text_or_the_style_changes() -> None:
+    from textual.app import ComposeResult
+    from textual.geometry import Region
+
+    from screens.shared import SharedStatic
+
+    class One(App[None]):
+        CSS = "Screen.-loud SharedStatic { color: red; }"
+
+        def compose(self) -> ComposeResult:
+            yield SharedStatic("quiet words")
+
+    app = One()
+    async with app.run_test(size=(30, 3)) as pilot:
+        widget = app.query_one(SharedStatic)
+        crop = Region(0, 0, *widget.size)
+        first = widget.render_lines(crop)
+        assert widget.render_lines(crop) is first  # nothing changed: what it drew
+        app.screen.add_class("-loud")  # an ancestor's class restyles it
+        await pilot.pause()
+        loud = widget.render_lines(crop)
+        assert loud[0].text == first[0].text
+        colours = [next(iter(lines[0])).style.color for lines in (first, loud)]  # type: ignore[union-attr]
+        assert colours[0] != colours[1] and colours[1].triplet == (255, 0, 0)
+        widget.update("other words")
+        await pilot.pause()
+        assert widget.render_lines(crop)[0].text.startswith("other words")
