@@ -36,7 +36,11 @@ from textual.screen import Screen
 
 from perudo_ssh import protocol as P
 from perudo_ssh.rules import observe
-from perudo_ssh.ssh.isolation import install_lazy_strip_caches, install_shared_css
+from perudo_ssh.ssh.isolation import (
+    install_lazy_strip_caches,
+    install_quiet_focus,
+    install_shared_css,
+)
 from screens.app import PerudoApp
 from tests.test_screens_fakes import FakeSession, bid, rolled, summary, table_state
 
@@ -146,6 +150,7 @@ def main() -> None:
         parser.error(f"unknown scenarios: {', '.join(sorted(unknown))}")
     install_shared_css()
     install_lazy_strip_caches()
+    install_quiet_focus()
     frames = Frames()
     print(f"{args.apps} apps alike at 80×24, {args.changes} changes each")
     for kind in args.scenarios or SCENARIOS:

@@ -24,7 +24,6 @@ from textual.widgets import (
     Label,
     RadioButton,
     RadioSet,
-    Select,
     Static,
 )
 
@@ -32,6 +31,7 @@ from perudo_ssh import protocol
 from perudo_ssh.i18n import N_, Terms, Translator
 from perudo_ssh.rules import PRESET_NAMES, PRESETS, Options, OptionsError, options_for
 from perudo_ssh.rules.options import CHOICES, FLAGS, LIMITS, check_options
+from screens.choice import Choice
 from screens.footer import Footer
 from screens.mounting import composed
 from screens.rules import RulesScreen
@@ -226,25 +226,17 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
                         stake.cursor_blink = False  # no idle CPU per session
                         yield stake
                     else:
-                        yield Select(
+                        yield Choice(
                             self._choices(name),
                             value=values[name],
-                            allow_blank=False,
                             id=name,
                             classes="wide" if name in WIDE else "",
-                            compact=True,
                         )
                 for name in SETTINGS:  # not rules: how the table waits for its players
                     yield Label(
                         Content(self._label(name)), id=f"{name}-label", classes="option-label"
                     )
-                    yield Select(
-                        self._choices(name),
-                        value=values[name],
-                        allow_blank=False,
-                        id=name,
-                        compact=True,
-                    )
+                    yield Choice(self._choices(name), value=values[name], id=name)
                 yield Label(Content(self._label("name")), id="name-label", classes="option-label")
                 table_name = Input(
                     str(values["name"]),
@@ -294,19 +286,16 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
                 continue
             self.query_one(f"#{name}-label", Label).update(Content(self._label(name)))
             if name in CHOICES:  # only words change with the language
-                select = self.query_one(f"#{name}", Select)
-                value = select.value
-                select.set_options(self._choices(name))
-                select.value = value
-                # the same value as the reset one fires no watcher: redraw its words anyway
-                select.mutate_reactive(Select.value)  # type: ignore[misc]
+                choice = self.query_one(f"#{name}", Choice)
+                value = choice.value
+                choice.set_options(self._choices(name))  # draws the new words
+                choice.value = value
         for name in SETTINGS:
             self.query_one(f"#{name}-label", Label).update(Content(self._label(name)))
-            select = self.query_one(f"#{name}", Select)
-            value = select.value
-            select.set_options(self._choices(name))
-            select.value = value
-            select.mutate_reactive(Select.value)  # type: ignore[misc]
+            choice = self.query_one(f"#{name}", Choice)
+            value = choice.value
+            choice.set_options(self._choices(name))
+            choice.value = value
         self.query_one("#name-label", Label).update(Content(self._label("name")))
         self.query_one("#rated", MarkedCheckbox).label = Content(tr._("Rated"))
         self.query_one("#table-name", Input).placeholder = self._placeholder()
@@ -319,7 +308,7 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
         """The values the widgets show now (see `_values`)."""
         values: dict[str, object] = {}
         for name in (*SELECTS, "seats", "bots", *SETTINGS):
-            values[name] = self.query_one(f"#{name}", Select).value
+            values[name] = self.query_one(f"#{name}", Choice).value
         for name in FLAGS:
             values[name] = self.query_one(f"#{name}", Checkbox).value
         values["stake"] = self.query_one("#stake", Input).value
@@ -382,9 +371,9 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
         values = self._read()
         calza_off = values["calza"] == "off"
         special_off = values["special_round"] == "off"
-        self.query_one("#calza_min_players", Select).disabled = calza_off
+        self.query_one("#calza_min_players", Choice).disabled = calza_off
         self.query_one("#calza_in_special_round", Checkbox).disabled = calza_off or special_off
-        self.query_one("#special_face_change", Select).disabled = special_off
+        self.query_one("#special_face_change", Choice).disabled = special_off
         options, reason = self.checked()
         status = self.query_one("#create-status", Static)
         tr = self._tr
@@ -412,7 +401,7 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
         options = PRESETS[preset]
         self._write_texts()  # the preset's terms (a club table's words)
         for name in SELECTS:
-            self.query_one(f"#{name}", Select).value = getattr(options, name)
+            self.query_one(f"#{name}", Choice).value = getattr(options, name)
         for name in FLAGS:
             self.query_one(f"#{name}", Checkbox).value = getattr(options, name)
         self.query_one("#stake", Input).value = str(options.stake)
@@ -426,11 +415,11 @@ class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
         if preset in PRESETS and preset != self._preset:
             self._reset_to_preset(preset)
 
-    def on_select_changed(self, event: Select.Changed) -> None:
+    def on_choice_changed(self, event: Choice.Changed) -> None:
         event.stop()
         if event.select.id == "seats" and isinstance(event.value, int):
             self._values["seats"] = event.value
-            bots = self.query_one("#bots", Select)
+            bots = self.query_one("#bots", Choice)
             keep = bots.value if isinstance(bots.value, int) else 0
             bots.set_options(self._choices("bots"))
             bots.value = min(keep, event.value - 1)

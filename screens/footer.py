@@ -23,12 +23,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widget import Widget
 
-from perudo_ssh.i18n import N_
-
 __all__ = ["Footer", "describe"]
-
-TEXTUAL_LABELS = (N_("Dismiss menu"), N_("Show menu"))
-"""Key labels of Textual's own widgets (a Select's menu), for the catalogs."""
 
 Key = tuple[str, str, str, bool]
 """One key of the bar: (key as bound, key as shown, label, enabled)."""

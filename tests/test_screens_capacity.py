@@ -11,12 +11,16 @@ from textual.app import App
 
 from perudo_ssh import protocol as P
 from perudo_ssh.serve import COLLECTOR_THRESHOLDS, tune_collector
-from perudo_ssh.ssh.isolation import install_shared_css
+from perudo_ssh.ssh.isolation import (
+    install_quiet_focus,
+    install_shared_css,
+)
 from screens.app import make_app
 from screens.chat import ChatLines
 from screens.create import CreateTableDialog
 from screens.footer import Footer
 from screens.lobby import LobbyScreen
+from tests.frames import Shown, _cells
 from tests.test_screens_fakes import FakeSession, lobby_state, screen_text, summary, wait_until
 
 SIZE = (80, 24)
@@ -293,3 +297,40 @@ async def test_shared_lines_are_drawn_again_once_the_text_or_the_style_changes()
         widget.update("other words")
         await pilot.pause()
         assert widget.render_lines(crop)[0].text.startswith("other words")
+
+
+async def settled(pilot, shown: Shown) -> None:
+    """Wait until the terminal shows exactly a whole repaint of the app's state (or fail
+    with the cells that differ)."""
+    try:
+        await wait_until(pilot, lambda: not shown.differences(), timeout=3.0)
+    except AssertionError:
+        raise AssertionError("\n".join(shown.differences()[:20])) from None
+
+
+async def test_a_change_of_focus_redraws_what_it_changes_and_the_terminal_shows_it() -> None:
+    """With `install_quiet_focus` (no whole-screen repaint on each change of focus), every
+    step through the create dialog's fields and lists and the lobby's chat leaves the
+    terminal showing exactly what a whole repaint would: focus marks, the lists' overlays
+    and what was under them, the footer's keys."""
+    install_quiet_focus()
+    install_quiet_focus()  # idempotent
+    app = lobby_app(P.Welcome(name="ana"), lobby_state(summary(1), summary(2)))
+    shown = Shown(app, SIZE)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "c Create table" in screen_text(app))
+        await settled(pilot, shown)
+        colours = {cell[1] for row in _cells(shown.screen) for cell in row}
+        assert len(colours) > 2  # the frames carry colours: the comparison sees styles
+        steps = (
+            ("c",), ("tab",), ("enter",), ("down",), ("enter",), ("tab",), ("enter",),
+            ("escape",), ("tab", "tab", "tab"), ("shift+tab",), ("space",), ("up",),
+            ("enter",), ("escape",), ("m",), ("escape",), ("down",),
+        )  # fmt: skip
+        for keys in steps:
+            before = shown.frames
+            await pilot.press(*keys)
+            await wait_until(pilot, lambda before=before: shown.frames > before)
+            await settled(pilot, shown)
+        assert isinstance(app.screen, LobbyScreen)
+

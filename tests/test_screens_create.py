@@ -9,13 +9,13 @@ and the game's terms against `tr.terms(options)`.
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Checkbox, Input, Select
-from textual.widgets._select import SelectCurrent
+from textual.widgets import Checkbox, Input
 
 from perudo_ssh import protocol as P
 from perudo_ssh.i18n import translator
 from perudo_ssh.rules import PRESETS
 from screens.app import make_app
+from screens.choice import Choice
 from screens.create import CreateTableDialog
 from screens.lobby import LobbyScreen
 from screens.rules import RulesScreen
@@ -119,8 +119,8 @@ async def test_choosing_a_preset_resets_every_option_to_its_values():
     async with app.run_test(size=SIZE) as pilot:
         dialog = await opened(pilot, app)
         dialog.query_one("#stake", Input).value = "42"
-        dialog.query_one("#calza", Select).value = "anytime"
-        dialog.query_one("#dice_per_player", Select).value = 2
+        dialog.query_one("#calza", Choice).value = "anytime"
+        dialog.query_one("#dice_per_player", Choice).value = 2
         await pilot.pause()
         assert status(dialog).startswith("Changed from classic: Dice per player: 2; Calza:")
         dialog.query_one("#preset").focus()
@@ -129,7 +129,7 @@ async def test_choosing_a_preset_resets_every_option_to_its_values():
         club = PRESETS["club"]
         for name in ("dice_per_player", "opening_roll_dice", "raise_rule", "special_round",
                      "special_face_change", "calza", "calza_min_players"):  # fmt: skip
-            assert dialog.query_one(f"#{name}", Select).value == getattr(club, name), name
+            assert dialog.query_one(f"#{name}", Choice).value == getattr(club, name), name
         for name in ("calza_in_special_round", "jonti", "show_and_reroll"):
             assert dialog.query_one(f"#{name}", Checkbox).value == getattr(club, name), name
         assert dialog.query_one("#stake", Input).value == "10"
@@ -146,14 +146,14 @@ async def test_options_that_do_not_apply_are_disabled_not_cleared():
     session, app = start()
     async with app.run_test(size=SIZE) as pilot:
         dialog = await opened(pilot, app)
-        minimum = dialog.query_one("#calza_min_players", Select)
+        minimum = dialog.query_one("#calza_min_players", Choice)
         in_special = dialog.query_one("#calza_in_special_round", Checkbox)
-        face = dialog.query_one("#special_face_change", Select)
+        face = dialog.query_one("#special_face_change", Choice)
         assert minimum.disabled and in_special.disabled and not face.disabled  # calza off
-        dialog.query_one("#calza", Select).value = "on-turn"
+        dialog.query_one("#calza", Choice).value = "on-turn"
         await pilot.pause()
         assert not minimum.disabled and not in_special.disabled
-        dialog.query_one("#special_round", Select).value = "off"
+        dialog.query_one("#special_round", Choice).value = "off"
         await pilot.pause()
         assert face.disabled and in_special.disabled and not minimum.disabled
         assert in_special.value is True and face.value == "nobody"  # kept as they were
@@ -222,7 +222,7 @@ async def test_i_shows_the_rules_as_set_so_far_and_comes_back_to_the_same_form()
     session, app = start()
     async with app.run_test(size=SIZE) as pilot:
         dialog = await opened(pilot, app)
-        dialog.query_one("#calza", Select).value = "on-turn"
+        dialog.query_one("#calza", Choice).value = "on-turn"
         dialog.query_one("#stake", Input).value = "3"
         await pilot.pause()
         await pilot.press("i")
@@ -238,7 +238,7 @@ async def test_i_shows_the_rules_as_set_so_far_and_comes_back_to_the_same_form()
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is dialog)
         assert dialog.query_one("#stake", Input).value == "3"
-        assert dialog.query_one("#calza", Select).value == "on-turn"
+        assert dialog.query_one("#calza", Choice).value == "on-turn"
 
 
 @pytest.mark.parametrize("language", ["en", "fr", "ru"])
@@ -258,8 +258,8 @@ async def test_the_dialog_speaks_the_session_language_and_the_preset_terms(langu
         terms = tr.terms(PRESETS["club"])
         assert str(dialog.query_one("#jonti", Checkbox).label) == terms.jonti
         assert str(dialog.query_one("#calza-label").render()) == terms.calza
-        special = dialog.query_one("#special_round", Select)
-        assert special.selection == "calzone"
+        special = dialog.query_one("#special_round", Choice)
+        assert special.value == "calzone"
         assert terms.calzone in screen_text(app)
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
@@ -273,7 +273,7 @@ async def test_a_language_switch_keeps_what_was_entered():
         await pilot.press("down", "enter")  # calza-anytime
         dialog.query_one("#stake", Input).value = "5"
         dialog.query_one("#table-name", Input).value = "mine"
-        dialog.query_one("#raise_rule", Select).value = "monotone"
+        dialog.query_one("#raise_rule", Choice).value = "monotone"
         await pilot.pause()
         for language in ("fr", "ru", "en"):  # F2, the language key, cycles through them
             await pilot.press("f2")
@@ -283,8 +283,7 @@ async def test_a_language_switch_keeps_what_was_entered():
             assert str(dialog.query_one("#create-title").render()) == tr._("Create a table")
             assert str(dialog.query_one("#seats-label").render()) == tr._("Seats")
             # a choice still at its list's first entry is redrawn in the new words too
-            current = dialog.query_one("#special_face_change").query_one(SelectCurrent)
-            shown = str(current.query_one("#label").render())
+            shown = str(dialog.query_one("#special_face_change", Choice).render())
             assert shown.startswith(tr.p_("face change", "nobody")), shown
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
@@ -297,3 +296,36 @@ async def test_a_language_switch_keeps_what_was_entered():
                 name="mine",
             )
         ]
+
+
+async def test_a_choice_opens_its_list_and_picks_by_keys_typing_or_mouse():
+    """A `Choice` (the dialog's one-widget list field): ▼ closed, ▲ open with every option,
+    Esc closes it unchanged, typing jumps to an option by its first letters, a click opens
+    it, and a value not among the options is refused."""
+    session, app = start()
+    async with app.run_test(size=SIZE) as pilot:
+        dialog = await opened(pilot, app)
+        turn = dialog.query_one("#turn_seconds", Choice)
+        assert turn.value == 60 and "▼" in str(turn.render())
+        turn.focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "▲" in screen_text(app))
+        assert "5 min" in screen_text(app) and "off" in screen_text(app)
+        await pilot.press("down", "escape")  # moved, then closed: nothing chosen
+        await wait_until(pilot, lambda: "▲" not in screen_text(app))
+        assert turn.value == 60 and app.focused is turn
+        await pilot.press("space")
+        await wait_until(pilot, lambda: "▲" in screen_text(app))
+        await pilot.press("o", "enter")  # "off", the first option starting with o
+        await wait_until(pilot, lambda: turn.value == 0)
+        assert app.focused is turn and "▲" not in screen_text(app)
+        await pilot.click(turn)
+        await wait_until(pilot, lambda: "▲" in screen_text(app))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: "▲" not in screen_text(app))
+        with pytest.raises(ValueError):
+            turn.value = 7  # not a choice
+        assert turn.value == 0
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        assert session.sent[0].turn_seconds == 0

@@ -21,6 +21,7 @@ from rich.color import ColorSystem
 from rich.console import Console
 from textual.cache import FIFOCache
 from textual.css.stylesheet import Stylesheet
+from textual.screen import Screen
 from textual.strip import Strip
 
 _TRUECOLOR_TERMS = ("-direct", "truecolor", "24bit")
@@ -164,6 +165,21 @@ def install_lazy_strip_caches() -> None:
     _lazy_strip_init.perudo_lazy = True  # type: ignore[attr-defined]
     Strip.__init__ = _lazy_strip_init  # type: ignore[method-assign]
     Strip.__getattr__ = _strip_cache  # type: ignore[attr-defined]
+
+
+def install_quiet_focus() -> None:
+    """Let a change of focus repaint what it changes, not the whole screen (issue 10).
+
+    `Screen.focused` is a Textual reactive that repaints its screen on every change, so each
+    Tab, each list opened or closed and each field focused redrew every line of the screen,
+    and under a dialog every line of the screen below it too (~20 ms a frame at 80×24 with
+    the create dialog). What focus changes is already redrawn by the widgets themselves: the
+    widget that gains or loses focus refreshes itself (`Widget._on_focus` / `_on_blur`), the
+    `:focus` / `:focus-within` styles are re-applied to the nodes they match (restyled nodes
+    are refreshed), and the keys of the footer follow `refresh_bindings`. This turns off only
+    the descriptor's own repaint; the watcher and the focus chain are unchanged. Idempotent."""
+    focused = Screen.__dict__["focused"]
+    focused._repaint = False
 
 
 def isolate_app(app: textual.app.App[Any], color_system: ColorSystem) -> None:
