@@ -8,6 +8,7 @@ Imports neither textual nor asyncssh.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Literal
 
 import msgspec
@@ -510,9 +511,29 @@ def encode(message: Command | Event) -> bytes:
     return _encoder.encode(message)
 
 
+DECODED_EVENTS = 32
+"""How many of the latest distinct event encodings `decode_event` keeps decoded."""
+_decoded: OrderedDict[bytes, Event] = OrderedDict()
+
+
 def decode_event(data: bytes) -> Event:
-    """The event in `data`; raises msgspec.DecodeError/ValidationError if it is not one."""
-    return _event_decoder.decode(data)
+    """The event in `data`; raises msgspec.DecodeError/ValidationError if it is not one.
+
+    The lobby encodes a broadcast once and puts the same bytes in every recipient's outbox
+    (the lobby list to everyone in the lobby, a notice or chat line to a whole table), so the
+    last `DECODED_EVENTS` distinct encodings are kept decoded and each is decoded once per
+    process, not once per session (issue 10: decoding the lobby list was 4.5 % of the
+    server's CPU at 300 sessions). Events are frozen structs and their receivers only read
+    them (their `args` / `options` dicts too): one decoded event is shared."""
+    event = _decoded.get(data)
+    if event is None:
+        event = _event_decoder.decode(data)
+        _decoded[data] = event
+        if len(_decoded) > DECODED_EVENTS:
+            _decoded.popitem(last=False)
+    else:
+        _decoded.move_to_end(data)
+    return event
 
 
 def decode_command(data: bytes) -> Command:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gc
 
+import msgspec
+import pytest
 from textual import events
 from textual.app import App
 
@@ -333,4 +335,21 @@ async def test_a_change_of_focus_redraws_what_it_changes_and_the_terminal_shows_
             await wait_until(pilot, lambda before=before: shown.frames > before)
             await settled(pilot, shown)
         assert isinstance(app.screen, LobbyScreen)
+
+
+def test_one_broadcast_is_decoded_once_per_process_and_kept_a_while() -> None:
+    state = P.LobbyState(tables=(summary(1),), online=("ana", "ben"))
+    data = P.encode(state)
+    first = P.decode_event(data)
+    assert first == state
+    assert P.decode_event(data) is first  # the same bytes, another session: not decoded again
+    assert P.decode_event(bytes(bytearray(data))) is first  # equal bytes alike
+    for i in range(P.DECODED_EVENTS):
+        P.decode_event(P.encode(P.ChatLine(id=i, scope="lobby", name="ben", text=f"hi {i}")))
+    again = P.decode_event(data)
+    assert again == state and again is not first  # 32 newer ones came: decoded afresh
+    with pytest.raises(msgspec.DecodeError):
+        P.decode_event(b"\xc1")  # never a valid msgpack byte
+    with pytest.raises(msgspec.ValidationError):
+        P.decode_event(P.encode(P.Say(text="a command, not an event")))
 
