@@ -29,13 +29,14 @@ keeps DataTable's look, keys, events and API, and changes two things:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from rich.style import Style
 from rich.text import Text
 from textual.cache import LRUCache
 from textual.content import Content
-from textual.geometry import Region
+from textual.geometry import Region, Size
+from textual.reactive import Reactive
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
@@ -122,6 +123,43 @@ class SharedGrid(DataTable[Any]):
     DataTable itself, uncached here."""
 
     _base_style: Style | None = None
+    _quiet_layout = False
+
+    virtual_size = Reactive(Size(0, 0), layout=False)
+    """As Widget's, but a change lays out the screen only when it shows or hides a scrollbar
+    (`watch_virtual_size`): a row added or removed anywhere in the lobby laid out every lobby
+    screen (~3 ms each at 80×24), though only the list's scroll range had changed."""
+
+    def watch_virtual_size(self, size: Size) -> None:
+        # the scrollbars follow the new range; showing or hiding one asks for the layout
+        # itself (`show_vertical_scrollbar` is a layout reactive): only then is one needed
+        if self.is_mounted:
+            self._scroll_update(size)
+        self.refresh()
+
+    def refresh(
+        self,
+        *regions: Region,
+        repaint: bool = True,
+        layout: bool = False,
+        recompose: bool = False,
+    ) -> Self:
+        """As Widget's; a layout asked for while a row is removed is dropped (the new
+        virtual size decides, see `virtual_size`)."""
+        return super().refresh(
+            *regions,
+            repaint=repaint,
+            layout=layout and not self._quiet_layout,
+            recompose=recompose,
+        )
+
+    def remove_row(self, row_key: RowKey | str) -> None:
+        """As DataTable's, without its layout of the whole screen (see `virtual_size`)."""
+        self._quiet_layout = True
+        try:
+            super().remove_row(row_key)
+        finally:
+            self._quiet_layout = False
 
     def update_cell(
         self,
@@ -225,3 +263,4 @@ class SharedGrid(DataTable[Any]):
 
 class SharedStatic(SharedLines, Static):
     """A `Static` drawn once for every app of the process showing the same text alike."""
+

@@ -353,3 +353,32 @@ def test_one_broadcast_is_decoded_once_per_process_and_kept_a_while() -> None:
     with pytest.raises(msgspec.ValidationError):
         P.decode_event(P.encode(P.Say(text="a command, not an event")))
 
+
+async def test_the_table_list_grows_and_shrinks_without_a_layout_and_shows_it_exactly() -> None:
+    """Rows added and removed (a scrollbar appearing, its thumb moving, disappearing): the
+    terminal shows exactly a whole repaint each time, and only the rows that showed or hid
+    the scrollbar laid the screen out (the list's scroll range changes without a layout)."""
+    session = FakeSession()
+    app = make_app(session)
+    session.feed(P.Welcome(name="ana"), lobby_state(summary(1), summary(2)))
+    shown = Shown(app, SIZE)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "table 2" in screen_text(app))
+        await settled(pilot, shown)
+        grid = app.screen.query_one("#tables")
+        layouts = []
+        original = app.screen._refresh_layout
+
+        def counted(*args, **kwargs):
+            layouts.append(grid.show_vertical_scrollbar)
+            return original(*args, **kwargs)
+
+        app.screen._refresh_layout = counted
+        counts = (2, 30, 31, 32, 31, 29, 3, 2)  # rows: a few, a scrollbar, back to a few
+        for count in counts:
+            session.feed(lobby_state(*(summary(i) for i in range(1, count + 1))))
+            await wait_until(pilot, lambda count=count: grid.row_count == count)
+            await settled(pilot, shown)
+            assert grid.show_vertical_scrollbar == (count > grid.size.height - 1), count
+        assert len(layouts) <= 3  # the scrollbar shown, then hidden (not one per row change)
+
