@@ -38,6 +38,7 @@ from perudo_ssh import protocol as P
 from perudo_ssh.rules import observe
 from perudo_ssh.ssh.isolation import (
     install_lazy_strip_caches,
+    install_quiet_background,
     install_quiet_focus,
     install_shared_css,
 )
@@ -151,6 +152,7 @@ def main() -> None:
     install_shared_css()
     install_lazy_strip_caches()
     install_quiet_focus()
+    install_quiet_background()
     frames = Frames()
     print(f"{args.apps} apps alike at 80×24, {args.changes} changes each")
     for kind in args.scenarios or SCENARIOS:

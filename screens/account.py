@@ -25,6 +25,7 @@ from perudo_ssh.i18n import N_, Translator
 from perudo_ssh.store import LINK_CODE_SECONDS, KeyInfo, show_code
 from screens.footer import Footer
 from screens.mounting import composed
+from screens.shared import PartialBackground
 
 if TYPE_CHECKING:
     from perudo_ssh.store import Account, Store
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class AccountScreen(ModalScreen[None]):
+class AccountScreen(PartialBackground, ModalScreen[None]):
     """Your account and a code to link another key; Escape or Enter closes it, `n` makes a
     new code (the old one stays valid until it expires)."""
 

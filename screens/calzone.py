@@ -13,6 +13,7 @@ from textual.widgets import Static
 from perudo_ssh.i18n import N_, Terms, Translator
 from screens.footer import Footer
 from screens.mounting import composed
+from screens.shared import PartialBackground
 from screens.widgets import app_tr
 
 
@@ -30,7 +31,7 @@ def calzone_texts(tr: Translator, terms: Terms) -> tuple[str, str, str]:
     return question, explained, keys
 
 
-class CalzoneDialog(ModalScreen[bool]):
+class CalzoneDialog(PartialBackground, ModalScreen[bool]):
     """Declare a calzone round? Dismissed with True for yes (the table then sends
     `DeclareCalzone`), False for no (the player bids a normal round). `terms` are the table's
     words (`tr.terms(options)`, taken again from the app's `terms()` after a language

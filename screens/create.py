@@ -47,6 +47,7 @@ from screens.rulestext import (
     turn_timer_label,
     value_label,
 )
+from screens.shared import PartialBackground
 
 SEATS = range(2, 7)
 DEFAULT_SEATS = 4
@@ -106,7 +107,7 @@ def _stake_value(text: str) -> int:
     return int(text)
 
 
-class CreateTableDialog(ModalScreen[protocol.CreateTable | None]):
+class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | None]):
     """Choose a table's rules; dismissed with the `CreateTable` to send, or None.
 
     `player` names the table by default (`ana's table`)."""

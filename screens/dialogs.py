@@ -18,6 +18,7 @@ from textual.widgets import Static
 from perudo_ssh.i18n import N_, Terms, Translator
 from screens.footer import Footer
 from screens.mounting import composed
+from screens.shared import PartialBackground
 
 Question = str | Callable[[Translator], str]
 """A dialog's question: the text, or a function of the translator giving it (so that it can
@@ -28,7 +29,7 @@ def _capitalised(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-class ConfirmDialog(ModalScreen[bool]):
+class ConfirmDialog(PartialBackground, ModalScreen[bool]):
     """A yes/no `question` (a `Question`); dismissed with True for yes."""
 
     BINDINGS = [
@@ -64,7 +65,7 @@ class ConfirmDialog(ModalScreen[bool]):
         self.dismiss(yes)
 
 
-class RerollDialog(ModalScreen[tuple[int, ...] | None]):
+class RerollDialog(PartialBackground, ModalScreen[tuple[int, ...] | None]):
     """Choose hidden dice to set aside face up; the others are re-rolled (one stays hidden).
 
     Dismissed with the faces to show, or None."""

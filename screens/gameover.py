@@ -15,6 +15,7 @@ from perudo_ssh.i18n import N_, Translator
 from screens.footer import Footer
 from screens.messages import Send
 from screens.mounting import composed
+from screens.shared import PartialBackground
 from screens.tableview import game_over_line, seat_names
 from screens.widgets import app_tr
 from screens.wording import finishing_order
@@ -46,7 +47,7 @@ def order_lines(tr: Translator, table: protocol.TableState) -> list[str]:
     return lines
 
 
-class GameOverScreen(ModalScreen[None]):
+class GameOverScreen(PartialBackground, ModalScreen[None]):
     """Shown over the table once the game has a winner; closed when a new game begins."""
 
     BINDINGS = [

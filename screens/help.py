@@ -17,6 +17,7 @@ from perudo_ssh.i18n import N_, Translator
 from perudo_ssh.rules import Options
 from screens.footer import Footer
 from screens.rules import Settings, rules_content, rules_title, settings_content
+from screens.shared import PartialBackground
 from screens.wording import auto_marker
 
 KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
@@ -115,7 +116,7 @@ def rules_text(tr: Translator, options: Options | None) -> Content:
     return rules_content(tr, options)
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(PartialBackground, ModalScreen[None]):
     """Key bindings and the rules in plain words, and at a table its `settings` (turn timer,
     disconnect grace) after the rules; any of Esc, q, ? closes it."""
 

@@ -21,6 +21,7 @@ from perudo_ssh.i18n import N_, Translator
 from perudo_ssh.rules import Options
 from screens.footer import Footer
 from screens.rulestext import lobby_rules, rules_summary, settings_lines
+from screens.shared import PartialBackground
 
 Subject = Literal["table", "draft", "lobby"]
 """Whose rules the panel shows: the table here, the table being created, or (no options)
@@ -64,7 +65,7 @@ def rules_title(tr: Translator, subject: Subject, options: Options | None) -> st
     return tr._("Rules of this table ({preset})", preset=options.preset)
 
 
-class RulesScreen(ModalScreen[None]):
+class RulesScreen(PartialBackground, ModalScreen[None]):
     """The rules of `options` in plain words, one line per rule, scrolling if needed;
     `subject` says whose they are (see `Subject`); then the table's `settings` (turn timer,
     disconnect grace), when given. Esc, q or i closes it."""

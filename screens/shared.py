@@ -29,16 +29,24 @@ keeps DataTable's look, keys, events and API, and changes two things:
 
 from __future__ import annotations
 
-from typing import Any, Self
+from collections.abc import Iterator
+from typing import Any, Self, cast
 
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual._context import visible_screen_stack
 from textual.cache import LRUCache
+from textual.color import Color
 from textual.content import Content
 from textual.geometry import Region, Size
 from textual.reactive import Reactive
+from textual.renderables.background_screen import BackgroundScreen
+from textual.screen import Screen
 from textual.strip import Strip
-from textual.widget import Widget
+from textual.visual import Visual, visualize
+from textual.widget import Widget, _RenderCache
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import CellDoesNotExist, CellKey, ColumnKey, RowKey
 
@@ -264,3 +272,80 @@ class SharedGrid(DataTable[Any]):
 class SharedStatic(SharedLines, Static):
     """A `Static` drawn once for every app of the process showing the same text alike."""
 
+
+class _BackgroundRows(BackgroundScreen):
+    """Some rows of the screen under a modal, tinted as `BackgroundScreen` tints all of them:
+    `strips` (the rows' lines of that screen) rendered one after the other."""
+
+    def __init__(self, screen: Screen[Any], color: Color, strips: list[Strip]) -> None:
+        super().__init__(screen, color)
+        self.strips = strips
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        line = Segment.line()
+
+        def segments() -> Iterator[Segment]:
+            for strip in self.strips:
+                yield from strip
+                yield line
+
+        return self.process_segments(segments(), self.color)
+
+
+class PartialBackground:
+    """Mixin for a `ModalScreen` (before it in the bases): when the screen under it changes,
+    draw again only the rows that changed, not the whole screen (issue 10).
+
+    A modal screen's own content is the screen under it, tinted (`BackgroundScreen`), and
+    Textual draws all of it again whenever any part of the screen under changes: with the
+    create dialog open over the lobby, each chat line, name online or table-list row drew
+    the whole lobby again (~6 ms at 80×24), about half of the dialog's frames. Here the rows
+    touched are drawn through the same tint and the same `Visual.to_strips` as Textual's
+    (lines are drawn each on its own, so the rows come out as Textual would draw them) and
+    the other rows are kept; a new size, a whole-screen refresh (every row) or an opaque
+    background take Textual's own path. `partial_draws` counts the times
+    only some rows were drawn."""
+
+    partial_draws = 0
+
+    def _render_content(self) -> None:
+        widget = cast(Widget, self)
+        width, height = widget.size
+        cache = widget._render_cache
+        dirty = widget._dirty_regions
+        rows = sorted(
+            {y for region in dirty for y in range(max(0, region.y), min(height, region.bottom))}
+        )
+        background = widget.styles.background
+        if (
+            not rows
+            or len(rows) == height
+            or cache.size != widget.size
+            or len(cache.lines) != height
+            or background.a >= 1
+        ):
+            super()._render_content()  # type: ignore[misc]
+            return
+        try:
+            stack = visible_screen_stack.get()
+        except LookupError:
+            stack = []
+        base = stack[-1] if stack else None
+        if base is None or base is widget:
+            super()._render_content()  # type: ignore[misc]
+            return
+        stack.pop()  # as Screen.render does: the screens under see the rest of the stack
+        wanted = set(rows)
+        first = rows[0]
+        chops = base._compositor._render_chops(
+            Region(0, first, width, rows[-1] - first + 1), wanted.__contains__
+        )
+        strips = [Strip.join(chops[y].values()) for y in rows]
+        visual = visualize(widget, _BackgroundRows(base, background, strips))
+        drawn = Visual.to_strips(widget, visual, width, len(rows), widget.visual_style)
+        lines = list(cache.lines)
+        for y, strip in zip(rows, drawn, strict=True):
+            lines[y] = strip
+        widget._render_cache = _RenderCache(widget.size, lines)
+        dirty.clear()
+        self.partial_draws += 1

@@ -14,6 +14,7 @@ from textual.app import App
 from perudo_ssh import protocol as P
 from perudo_ssh.serve import COLLECTOR_THRESHOLDS, tune_collector
 from perudo_ssh.ssh.isolation import (
+    install_quiet_background,
     install_quiet_focus,
     install_shared_css,
 )
@@ -22,6 +23,7 @@ from screens.chat import ChatLines
 from screens.create import CreateTableDialog
 from screens.footer import Footer
 from screens.lobby import LobbyScreen
+from screens.shared import PartialBackground
 from tests.frames import Shown, _cells
 from tests.test_screens_fakes import FakeSession, lobby_state, screen_text, summary, wait_until
 
@@ -382,3 +384,35 @@ async def test_the_table_list_grows_and_shrinks_without_a_layout_and_shows_it_ex
             assert grid.show_vertical_scrollbar == (count > grid.size.height - 1), count
         assert len(layouts) <= 3  # the scrollbar shown, then hidden (not one per row change)
 
+
+async def test_under_a_dialog_the_lobby_goes_on_and_the_terminal_shows_it_exactly() -> None:
+    """With the create dialog open, chat lines, names online and table rows change the
+    dimmed lobby under it: only the rows touched are drawn again (`PartialBackground`), and
+    the terminal shows exactly a whole repaint each time."""
+    install_quiet_background()
+    install_quiet_background()  # idempotent
+    session = FakeSession()
+    app = make_app(session)
+    session.feed(P.Welcome(name="ana"), lobby_state(summary(1), summary(2)))
+    shown = Shown(app, SIZE)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "c Create table" in screen_text(app))
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CreateTableDialog))
+        await settled(pilot, shown)
+        dialog = app.screen
+        assert isinstance(dialog, PartialBackground)
+        for step in range(12):
+            before = shown.frames
+            if step % 3 == 0:
+                session.feed(line(100 + step, f"under the dialog {step}"))
+            elif step % 3 == 1:
+                online = ("ana", "ben", *(f"p{i}" for i in range(step)))
+                session.feed(P.LobbyState(tables=(summary(1), summary(2)), online=online))
+            else:
+                tables = tuple(summary(i) for i in range(1, 3 + step // 3))
+                session.feed(lobby_state(*tables))
+            await wait_until(pilot, lambda before=before: shown.frames > before)
+            await settled(pilot, shown)
+        assert dialog.partial_draws >= 8  # most changes drew only their rows again
+        assert isinstance(app.screen, CreateTableDialog)

@@ -182,6 +182,30 @@ def install_quiet_focus() -> None:
     focused._repaint = False
 
 
+def install_quiet_background() -> None:
+    """Let a screen under a modal one send up only what changed on it (issue 10).
+
+    When a screen under a dialog changes (the lobby under the create dialog: a chat line, a
+    name online), Textual refreshes the dialog over the changed regions, and then marks the
+    screen under for a whole repaint (`_repaint_required`), so its next change, however
+    small, refreshed the dialog over the whole screen: every row of the dimmed lobby drawn
+    again each time. The whole repaint is not needed: a screen shown again after its dialog
+    closes is repainted whole anyway (`Screen._on_screen_resume`). This keeps the flag as it
+    was before the refresh; the regions that changed still go up. Idempotent."""
+    current = Screen._compositor_refresh
+    if getattr(current, "perudo_quiet", False):
+        return
+
+    def compositor_refresh(self: Screen[Any]) -> None:
+        pending = self._repaint_required
+        current(self)
+        if self.is_attached and self.app.screen is not self:
+            self._repaint_required = pending
+
+    compositor_refresh.perudo_quiet = True  # type: ignore[attr-defined]
+    Screen._compositor_refresh = compositor_refresh  # type: ignore[method-assign]
+
+
 def isolate_app(app: textual.app.App[Any], color_system: ColorSystem) -> None:
     """Prepare `app` (not yet running) to run as one session among many.
 

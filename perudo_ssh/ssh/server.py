@@ -63,6 +63,7 @@ from perudo_ssh.ssh.commands import CommandSession
 from perudo_ssh.ssh.hostkey import load_or_create_host_key
 from perudo_ssh.ssh.isolation import (
     install_lazy_strip_caches,
+    install_quiet_background,
     install_quiet_focus,
     install_redirect_guard,
     install_shared_css,
@@ -521,6 +522,7 @@ async def start_server(
     install_shared_css()
     install_lazy_strip_caches()
     install_quiet_focus()
+    install_quiet_background()
     host_key = load_or_create_host_key(host_key_dir)
     guests = itertools.count(1)
     counts = sessions if sessions is not None else SessionCounts(limits)
