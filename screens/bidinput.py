@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Input
 
 from perudo_ssh.i18n import N_
+from screens.shared import QuietInput
 
 
-class BidInput(Input):
+class BidInput(QuietInput):
     """The text box for typed bids, at most `MAX_LENGTH` characters; Escape (or Tab) goes
     back to the table's keys. Text that would make it longer (a key, a paste) is refused
     whole, with `TooLong`."""

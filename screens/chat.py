@@ -25,7 +25,7 @@ from perudo_ssh import protocol
 from perudo_ssh.chat import HISTORY, MAX_CHAT_LENGTH, clean_chat
 from perudo_ssh.i18n import N_, Translator
 from screens.messages import Send
-from screens.shared import SharedLines
+from screens.shared import QuietInput, SharedLines
 from screens.widgets import app_tr
 
 Scope = Literal["lobby", "table"]
@@ -78,6 +78,9 @@ class ChatLogs:
     def __init__(self) -> None:
         self.lobby = ChatLog()
         self.table = ChatLog()
+        self.panes: list[ChatPane] = []
+        """The app's mounted chat panes, on every screen (each adds itself while mounted):
+        a line arriving redraws these, without a query of every screen (issue 10)."""
 
     def of(self, scope: Scope) -> ChatLog:
         """The log of `scope`."""
@@ -93,9 +96,8 @@ def chat_arrived(app: App, event: protocol.ChatLine | protocol.ChatHistory) -> N
     added = logs.of(event.scope).add(lines)
     if not added:
         return
-    panes = [pane for screen in app.screen_stack for pane in screen.query(ChatPane)]
     shown = False
-    for pane in panes:
+    for pane in tuple(logs.panes):
         if pane.scope == event.scope:
             pane.redraw()
             shown = shown or pane.is_open
@@ -124,7 +126,7 @@ def _printable(text: str) -> str:
     return clean_chat(text) or ""
 
 
-class ChatInput(Input):
+class ChatInput(QuietInput):
     """The line to type a chat line in: at most `MAX_CHAT_LENGTH` characters. A paste keeps
     only what a chat line may hold (`clean_chat`: no control character, one line), cut to
     fit; Escape leaves it (`ChatPane.Done`)."""
@@ -267,6 +269,7 @@ class ChatPane(Widget):
         self.scope: Scope = scope
         self._drawn: tuple[int, ...] = ()
         self._live = False  # its lines and input are mounted: draw at once
+        self._lines: ChatLines | None = None
 
     @property
     def tr(self) -> Translator:
@@ -283,11 +286,22 @@ class ChatPane(Widget):
         yield ChatInput(placeholder=self._placeholder())
 
     def on_mount(self) -> None:
-        if not self.query(ChatLines):  # its screen closed while opening: nothing to draw on
+        lines = self.query(ChatLines)
+        if not lines:  # its screen closed while opening: nothing to draw on
             return
+        self._lines = lines.first()
         self._live = True
+        logs = getattr(self.app, "chat", None)
+        if isinstance(logs, ChatLogs):
+            logs.panes.append(self)
         self.border_title = self._title()
         self.redraw()
+
+    def on_unmount(self) -> None:
+        logs = getattr(self.app, "chat", None)
+        if isinstance(logs, ChatLogs) and self in logs.panes:
+            logs.panes.remove(self)
+        self._live = False
 
     def _title(self) -> str:
         if self.scope == "lobby":
@@ -303,17 +317,14 @@ class ChatPane(Widget):
 
     def redraw(self) -> None:
         """Show the log's lines as they are now (`ChatLines.show`)."""
-        if not self._live:
+        if not self._live or self._lines is None:
             return
         log = self._log()
         drawn = tuple(line.id for line in log.lines) if log is not None else ()
         if drawn == self._drawn and drawn:
             return
-        lines = self.query(ChatLines)
-        if not lines:  # its app is closing (the client left while it opened)
-            return
         self._drawn = drawn
-        lines.first().show(log.lines if log is not None else ())
+        self._lines.show(log.lines if log is not None else ())
 
     def retranslate(self) -> None:
         """Write the pane's own words in the app's current language."""

@@ -47,7 +47,7 @@ from screens.rulestext import (
     turn_timer_label,
     value_label,
 )
-from screens.shared import PartialBackground
+from screens.shared import PartialBackground, QuietInput
 
 SEATS = range(2, 7)
 DEFAULT_SEATS = 4
@@ -216,7 +216,7 @@ class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | No
                         Content(self._label(name)), id=f"{name}-label", classes="option-label"
                     )
                     if name == "stake":
-                        stake = Input(
+                        stake = QuietInput(
                             str(values["stake"]),
                             type="integer",
                             restrict=r"\d{0,3}",
@@ -239,7 +239,7 @@ class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | No
                     )
                     yield Choice(self._choices(name), value=values[name], id=name)
                 yield Label(Content(self._label("name")), id="name-label", classes="option-label")
-                table_name = Input(
+                table_name = QuietInput(
                     str(values["name"]),
                     placeholder=self._placeholder(),
                     max_length=NAME_LENGTH,

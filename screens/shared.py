@@ -47,7 +47,7 @@ from textual.screen import Screen
 from textual.strip import Strip
 from textual.visual import Visual, visualize
 from textual.widget import Widget, _RenderCache
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import CellDoesNotExist, CellKey, ColumnKey, RowKey
 
 SHARED_RENDERS: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(256)
@@ -349,3 +349,19 @@ class PartialBackground:
         widget._render_cache = _RenderCache(widget.size, lines)
         dirty.clear()
         self.partial_draws += 1
+
+
+class QuietInput(Input):
+    """`Input` whose typing lays nothing out (issue 10).
+
+    Textual's Input sets its virtual size to the width of its text on every change of value,
+    and the virtual size is a layout reactive: each key typed laid out the whole screen
+    (~4 ms for a table screen at 80x24, for every key of every bid typed). The text's width
+    only bounds the input's own horizontal scroll, which reads the value directly; so here it
+    is set without asking for a layout. An input whose own size is `auto` keeps Textual's
+    layout (its size follows its text)."""
+
+    def _watch_value(self, value: str) -> None:
+        if not self.styles.auto_dimensions:
+            self.set_reactive(Widget.virtual_size, Size(self.content_width, 1))
+        super()._watch_value(value)

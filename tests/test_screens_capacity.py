@@ -19,11 +19,11 @@ from perudo_ssh.ssh.isolation import (
     install_shared_css,
 )
 from screens.app import make_app
-from screens.chat import ChatLines
+from screens.chat import ChatInput, ChatLines
 from screens.create import CreateTableDialog
 from screens.footer import Footer
 from screens.lobby import LobbyScreen
-from screens.shared import PartialBackground
+from screens.shared import PartialBackground, QuietInput
 from tests.frames import Shown, _cells
 from tests.test_screens_fakes import FakeSession, lobby_state, screen_text, summary, wait_until
 
@@ -416,3 +416,36 @@ async def test_under_a_dialog_the_lobby_goes_on_and_the_terminal_shows_it_exactl
             await settled(pilot, shown)
         assert dialog.partial_draws >= 8  # most changes drew only their rows again
         assert isinstance(app.screen, CreateTableDialog)
+
+
+async def test_typing_a_long_line_lays_nothing_out_and_scrolls_as_before() -> None:
+    """The lobby's chat line (a `QuietInput`): keys typed past its width lay nothing out,
+    the line scrolls to keep the cursor in view, and the terminal shows exactly a whole
+    repaint; what was typed is what is said."""
+    session = FakeSession()
+    app = make_app(session)
+    session.feed(P.Welcome(name="ana"), lobby_state(summary(1)))
+    shown = Shown(app, SIZE)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "c Create table" in screen_text(app))
+        await pilot.press("m")
+        await wait_until(pilot, lambda: isinstance(app.focused, ChatInput))
+        field = app.focused
+        assert isinstance(field, QuietInput)
+        await settled(pilot, shown)
+        layouts = []
+        original = app.screen._refresh_layout
+        app.screen._refresh_layout = lambda *a, **k: (layouts.append(1), original(*a, **k))[1]
+        text = " ".join(f"w{i:02d}" for i in range(25))  # 99 characters: past the field
+        await pilot.press(*text)
+        await wait_until(pilot, lambda: field.value == text)
+        await settled(pilot, shown)
+        assert layouts == []
+        assert text[-20:] in screen_text(app)  # scrolled to the cursor, at the end
+        assert text[:10] not in screen_text(app)
+        await pilot.press("home")
+        await wait_until(pilot, lambda: text[:10] in screen_text(app))
+        await settled(pilot, shown)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: any(isinstance(c, P.Say) for c in session.sent))
+        assert [c.text for c in session.sent if isinstance(c, P.Say)] == [text]
