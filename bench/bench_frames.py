@@ -37,10 +37,7 @@ from textual.screen import Screen
 from perudo_ssh import protocol as P
 from perudo_ssh.rules import observe
 from perudo_ssh.ssh.isolation import (
-    install_lazy_strip_caches,
-    install_quiet_background,
-    install_quiet_focus,
-    install_shared_css,
+    install_drawing_savers,
 )
 from screens.app import PerudoApp
 from tests.test_screens_fakes import FakeSession, bid, rolled, summary, table_state
@@ -149,10 +146,7 @@ def main() -> None:
     unknown = set(args.scenarios) - set(SCENARIOS)
     if unknown:
         parser.error(f"unknown scenarios: {', '.join(sorted(unknown))}")
-    install_shared_css()
-    install_lazy_strip_caches()
-    install_quiet_focus()
-    install_quiet_background()
+    install_drawing_savers()
     frames = Frames()
     print(f"{args.apps} apps alike at 80×24, {args.changes} changes each")
     for kind in args.scenarios or SCENARIOS:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyte
-from textual._compositor import CompositorUpdate
+from textual._compositor import Compositor, CompositorUpdate
 
 Cell = tuple[str, str, str, bool, bool, bool]
 
@@ -57,9 +57,14 @@ class Shown:
         app = self.app
         for drawn in (*app._background_screens, app.screen):
             drawn._set_dirty()  # a modal's own content (the screen under it) drawn afresh
-        update = app.screen._compositor.render_update(
-            full=True, screen_stack=app._background_screens
-        )
+        compositor = app.screen._compositor
+        ours = Compositor._get_renders
+        # Textual's own drawing of the widgets, not `install_front_renders`'
+        Compositor._get_renders = getattr(ours, "perudo_original", ours)
+        try:
+            update = compositor.render_update(full=True, screen_stack=app._background_screens)
+        finally:
+            Compositor._get_renders = ours
         stream.feed(update.render_segments(app.console).encode())
         return screen
 

@@ -14,8 +14,7 @@ from textual.app import App
 from perudo_ssh import protocol as P
 from perudo_ssh.serve import COLLECTOR_THRESHOLDS, tune_collector
 from perudo_ssh.ssh.isolation import (
-    install_quiet_background,
-    install_quiet_focus,
+    install_drawing_savers,
     install_shared_css,
 )
 from screens.app import make_app
@@ -25,7 +24,13 @@ from screens.footer import Footer
 from screens.lobby import LobbyScreen
 from screens.shared import PartialBackground, QuietInput
 from tests.frames import Shown, _cells
-from tests.test_screens_fakes import FakeSession, lobby_state, screen_text, summary, wait_until
+from tests.test_screens_fakes import (
+    FakeSession,
+    lobby_state,
+    screen_text,
+    summary,
+    wait_until,
+)
 
 SIZE = (80, 24)
 
@@ -317,8 +322,8 @@ async def test_a_change_of_focus_redraws_what_it_changes_and_the_terminal_shows_
     step through the create dialog's fields and lists and the lobby's chat leaves the
     terminal showing exactly what a whole repaint would: focus marks, the lists' overlays
     and what was under them, the footer's keys."""
-    install_quiet_focus()
-    install_quiet_focus()  # idempotent
+    install_drawing_savers()
+    install_drawing_savers()  # idempotent
     app = lobby_app(P.Welcome(name="ana"), lobby_state(summary(1), summary(2)))
     shown = Shown(app, SIZE)
     async with app.run_test(size=SIZE) as pilot:
@@ -363,6 +368,7 @@ async def test_the_table_list_grows_and_shrinks_without_a_layout_and_shows_it_ex
     session = FakeSession()
     app = make_app(session)
     session.feed(P.Welcome(name="ana"), lobby_state(summary(1), summary(2)))
+    install_drawing_savers()
     shown = Shown(app, SIZE)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: "table 2" in screen_text(app))
@@ -389,8 +395,7 @@ async def test_under_a_dialog_the_lobby_goes_on_and_the_terminal_shows_it_exactl
     """With the create dialog open, chat lines, names online and table rows change the
     dimmed lobby under it: only the rows touched are drawn again (`PartialBackground`), and
     the terminal shows exactly a whole repaint each time."""
-    install_quiet_background()
-    install_quiet_background()  # idempotent
+    install_drawing_savers()
     session = FakeSession()
     app = make_app(session)
     session.feed(P.Welcome(name="ana"), lobby_state(summary(1), summary(2)))
@@ -425,6 +430,7 @@ async def test_typing_a_long_line_lays_nothing_out_and_scrolls_as_before() -> No
     session = FakeSession()
     app = make_app(session)
     session.feed(P.Welcome(name="ana"), lobby_state(summary(1)))
+    install_drawing_savers()
     shown = Shown(app, SIZE)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: "c Create table" in screen_text(app))

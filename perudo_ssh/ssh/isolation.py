@@ -12,15 +12,17 @@ from __future__ import annotations
 import contextlib
 import io
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager as ContextManager
 from typing import Any, TextIO
 
 import textual.app
 from rich.color import ColorSystem
 from rich.console import Console
+from textual._compositor import Compositor
 from textual.cache import FIFOCache
 from textual.css.stylesheet import Stylesheet
+from textual.geometry import Region
 from textual.screen import Screen
 from textual.strip import Strip
 
@@ -204,6 +206,62 @@ def install_quiet_background() -> None:
 
     compositor_refresh.perudo_quiet = True  # type: ignore[attr-defined]
     Screen._compositor_refresh = compositor_refresh  # type: ignore[method-assign]
+
+
+def install_front_renders() -> None:
+    """Draw for a frame only the widgets seen in it, and only their rows in it (issue 10).
+
+    Textual's compositor draws a frame of changed regions from every widget overlapping
+    them, front to back, and keeps for each cell the front one's: yet it asks each of those
+    widgets for all of its rows, and it asks the widgets behind too (the containers, the
+    screen) though the widget in front covers them. A chat line arriving drew the chat's
+    lines plus eight containers and the screen, each whole (~a third of a lobby frame in
+    bench_frames' profile). Here a widget is asked only for its rows inside the frame's
+    bounding region, and not at all when one widget already drawn in front covers all it
+    shows there (every widget's lines fill its whole region, so the cells are the same).
+    Whole-screen draws (no crop) are Textual's. Idempotent."""
+    current = Compositor._get_renders
+    if getattr(current, "perudo_front", False):
+        return
+
+    def get_renders(
+        self: Compositor, crop: Region | None = None
+    ) -> Iterator[tuple[Region, Region, list[Strip]]]:
+        if not crop:
+            yield from current(self, crop)
+            return
+        top, bottom = crop.y, crop.bottom
+        overlaps = crop.overlaps
+        fronts: list[Region] = []
+        for widget, (region, clip) in self.visible_widgets.items():
+            if not overlaps(clip):
+                continue
+            shown = region.intersection(clip)
+            seen = shown.intersection(crop)
+            if not seen or any(front.contains_region(seen) for front in fronts):
+                continue
+            first, last = max(shown.y, top), min(shown.bottom, bottom)
+            lines = widget.render_lines(
+                Region(shown.x - region.x, first - region.y, shown.width, last - first)
+            )
+            yield Region(region.x, first, region.width, last - first), clip, lines
+            fronts.append(shown)
+
+    get_renders.perudo_front = True  # type: ignore[attr-defined]
+    get_renders.perudo_original = current  # type: ignore[attr-defined]
+    Compositor._get_renders = get_renders  # type: ignore[method-assign]
+
+
+def install_drawing_savers() -> None:
+    """Everything above that makes many apps in one process draw for less (issue 10): CSS
+    parsed once, strips' caches made on use, no whole-screen repaint on a change of focus or
+    under a dialog, frames drawn from the widgets seen. What the screens show is unchanged
+    (tests/frames.py compares every frame with a whole repaint). Idempotent."""
+    install_shared_css()
+    install_lazy_strip_caches()
+    install_quiet_focus()
+    install_quiet_background()
+    install_front_renders()
 
 
 def isolate_app(app: textual.app.App[Any], color_system: ColorSystem) -> None:

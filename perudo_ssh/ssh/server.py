@@ -62,11 +62,8 @@ from perudo_ssh.ssh.admission import Connections, SessionCounts
 from perudo_ssh.ssh.commands import CommandSession
 from perudo_ssh.ssh.hostkey import load_or_create_host_key
 from perudo_ssh.ssh.isolation import (
-    install_lazy_strip_caches,
-    install_quiet_background,
-    install_quiet_focus,
+    install_drawing_savers,
     install_redirect_guard,
-    install_shared_css,
 )
 from perudo_ssh.ssh.login import AppFactory, Login
 from perudo_ssh.ssh.session import AppSession
@@ -519,10 +516,7 @@ async def start_server(
         OSError: the host key cannot be read or written, or the port is taken.
     """
     install_redirect_guard()
-    install_shared_css()
-    install_lazy_strip_caches()
-    install_quiet_focus()
-    install_quiet_background()
+    install_drawing_savers()
     host_key = load_or_create_host_key(host_key_dir)
     guests = itertools.count(1)
     counts = sessions if sessions is not None else SessionCounts(limits)
