@@ -74,6 +74,14 @@ class TableScreen(RoundsScreen):
 
     AUTO_FOCUS = ""  # keys drive the table; Tab moves to the bid input
 
+    MODES = {
+        "-waiting": ("#waiting", "#playing"),
+        "-idle": ("#bid-input",),
+        "-reveal": ("#middle", "#reveal", "#bid-input"),
+        "-chat": ("#table-chat",),
+    }
+    """The screen's mode classes and the nodes perudo.tcss styles by them (`set_mode`)."""
+
     BINDINGS = [
         # count and face keys are named on the bid line itself (`BidComposer.line`), so the
         # footer keeps its room for the moves, also in longer languages
@@ -236,14 +244,14 @@ class TableScreen(RoundsScreen):
         if bid_input.placeholder != (placeholder := self._placeholder()):
             bid_input.placeholder = placeholder  # the table's own word for dudo, once known
         waiting = game is None or table.status == "waiting"
-        self.set_class(waiting, "-waiting")
+        self.set_mode(waiting, "-waiting")
         playing = (
             game is not None
             and game.me is not None
             and game.phase != "over"
             and game.seats[game.me].dice > 0
         )
-        self.set_class(not playing, "-idle")
+        self.set_mode(not playing, "-idle")
         tr = self.tr
         self._drawn.put("#table-title", tableview.title_line(tr, table))
         banner = tableview.banner_line(tr, table, None if waiting else game)
@@ -508,17 +516,17 @@ class TableScreen(RoundsScreen):
         or Escape (from the line) closes it."""
         chat = self.query_one(ChatPane)
         if self.has_class("-chat"):
-            self.remove_class("-chat")
+            self.set_mode(False, "-chat")
             if isinstance(self.focused, ChatInput):
                 self.set_focus(None)
         else:
-            self.add_class("-chat")
+            self.set_mode(True, "-chat")
             chat.redraw()
             chat.focus_input()
 
     def on_chat_pane_done(self, event: ChatPane.Done) -> None:
         event.stop()
-        self.remove_class("-chat")
+        self.set_mode(False, "-chat")
         self.set_focus(None)
 
     def action_add_bot(self) -> None:

@@ -12,6 +12,7 @@ from textual import events
 from textual.app import App
 
 from perudo_ssh import protocol as P
+from perudo_ssh.rules import observe
 from perudo_ssh.serve import COLLECTOR_THRESHOLDS, tune_collector
 from perudo_ssh.ssh.isolation import (
     install_drawing_savers,
@@ -23,12 +24,16 @@ from screens.create import CreateTableDialog
 from screens.footer import Footer
 from screens.lobby import LobbyScreen
 from screens.shared import PartialBackground, QuietInput
+from screens.table import TableScreen
 from tests.frames import Shown, _cells
 from tests.test_screens_fakes import (
     FakeSession,
+    bid,
     lobby_state,
+    rolled,
     screen_text,
     summary,
+    table_state,
     wait_until,
 )
 
@@ -455,3 +460,44 @@ async def test_typing_a_long_line_lays_nothing_out_and_scrolls_as_before() -> No
         await pilot.press("enter")
         await wait_until(pilot, lambda: any(isinstance(c, P.Say) for c in session.sent))
         assert [c.text for c in session.sent if isinstance(c, P.Say)] == [text]
+
+
+def _rules_of(screen) -> dict[object, dict[str, object]]:
+    """Every node's rules from the stylesheet (what a restyle sets), by node."""
+    return {
+        node: dict(node._css_styles.get_rules()) for node in screen.walk_children(with_self=True)
+    }
+
+
+async def test_a_table_screen_mode_restyles_only_its_nodes_and_styles_as_a_whole_restyle() -> None:
+    """`set_mode` restyles only the nodes `TableScreen.MODES` names for a mode class; every
+    node of the screen then has exactly the rules a whole restyle gives, for each mode on
+    and off (a stylesheet rule for a mode whose node is not listed fails this)."""
+    session = FakeSession()
+    app = make_app(session)
+    view = observe(bid(rolled(opener=0), 0, 2, 4), 0)
+    session.feed(P.Welcome(name="ana"), lobby_state(), table_state(view))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.pause()
+        screen = app.screen
+        assert set(screen.MODES) == {"-waiting", "-idle", "-reveal", "-chat"}
+        restyled: list[int] = []
+        update_nodes = app.stylesheet.update_nodes
+
+        def counted(nodes, animate=False):
+            nodes = list(nodes)
+            restyled.append(len(nodes))
+            return update_nodes(nodes, animate=animate)
+
+        app.stylesheet.update_nodes = counted
+        for mode in screen.MODES:
+            for on in (not screen.has_class(mode), screen.has_class(mode)):
+                restyled.clear()
+                screen.set_mode(on, mode)
+                assert screen.has_class(mode) == on
+                assert restyled and max(restyled) <= 4  # the screen and its mode's nodes
+                targeted = _rules_of(screen)
+                app.stylesheet.update(screen)  # a whole restyle of the screen
+                assert _rules_of(screen) == targeted, (mode, on)
+                await pilot.pause()
