@@ -501,3 +501,38 @@ async def test_a_table_screen_mode_restyles_only_its_nodes_and_styles_as_a_whole
                 app.stylesheet.update(screen)  # a whole restyle of the screen
                 assert _rules_of(screen) == targeted, (mode, on)
                 await pilot.pause()
+
+
+async def test_component_styles_follow_their_widget_on_the_same_virtual_nodes() -> None:
+    """`install_reused_component_nodes`: restyling a widget (a class toggled, focus) applies
+    the stylesheet to the same component nodes, and the component styles still follow the
+    rules (here the placeholder's colour by a class of the input)."""
+    from textual.color import Color
+    from textual.widgets import Input
+
+    install_drawing_savers()
+
+    class One(App[None]):
+        CSS = "Input.-alt > .input--placeholder { color: #ff0000; }"
+
+        def compose(self):
+            yield Input(placeholder="say")
+
+    app = One()
+    async with app.run_test(size=SIZE) as pilot:
+        field = app.query_one(Input)
+        await pilot.pause()
+        kept = dict(field._perudo_components)
+        assert "input--placeholder" in kept
+        red = Color.parse("#ff0000")
+        assert field.get_component_styles("input--placeholder").color != red
+        field.add_class("-alt")
+        await pilot.pause()
+        assert field.get_component_styles("input--placeholder").color == red
+        field.focus()
+        await pilot.pause()
+        field.remove_class("-alt")
+        await pilot.pause()
+        assert field.get_component_styles("input--placeholder").color != red
+        assert field._perudo_components == kept  # the same nodes, restyled
+        assert all(field._perudo_components[k] is kept[k] for k in kept)
