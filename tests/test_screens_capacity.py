@@ -536,3 +536,27 @@ async def test_component_styles_follow_their_widget_on_the_same_virtual_nodes() 
         assert field.get_component_styles("input--placeholder").color != red
         assert field._perudo_components == kept  # the same nodes, restyled
         assert all(field._perudo_components[k] is kept[k] for k in kept)
+
+
+def test_a_strip_never_keeps_itself_in_its_caches() -> None:
+    """A strip's memo of a result that is the strip itself (no cut inside it, the length it
+    has) is not kept: no reference cycle per strip for the collector, same results."""
+    from rich.segment import Segment
+    from textual.strip import Strip
+
+    from perudo_ssh.ssh.isolation import install_lazy_strip_caches
+
+    install_lazy_strip_caches()
+    gc.collect()
+    made = []
+    for i in range(50):
+        strip = Strip([Segment(f"hello {i}"), Segment(" world")])
+        width = strip.cell_length
+        assert strip.divide([width]) == [strip]
+        assert strip.extend_cell_length(width) is strip
+        assert strip.crop_extend(0, width, None).text == strip.text
+        assert [s.text for s in strip.divide([5, width])] == ["hello", strip.text[5:]]
+        assert strip.divide([5, width]) is strip.divide([5, width])  # other results memoised
+        made.append(strip)
+    del made, strip
+    assert gc.collect() == 0  # freed by their reference counts alone

@@ -145,11 +145,36 @@ def _lazy_strip_init(self: Strip, segments: Any, cell_length: int | None = None)
     self._cell_count = None
 
 
+class _StripCache(FIFOCache[Any, Any]):
+    """A strip's memo cache that does not keep the strip itself: Textual's strips memoise a
+    result that is the strip (`divide` with no cut inside it gives `[self]`, a length or a
+    crop it already has gives `self`), and each such strip then referred to itself, a cycle
+    only the garbage collector could free - with the strip's segments and styles (most of
+    the cyclic garbage a probe of the server found, issue 10). Those results are the
+    strip's fast paths, so they are not kept."""
+
+    __slots__ = ["_owner"]
+
+    def __init__(self, maxsize: int, owner: Strip) -> None:
+        super().__init__(maxsize)
+        self._owner = id(owner)
+
+    def set(self, key: Any, value: Any) -> None:
+        owner = self._owner
+        if id(value) == owner or (
+            isinstance(value, list) and any(id(item) == owner for item in value)
+        ):
+            return
+        super().set(key, value)
+
+    __setitem__ = set
+
+
 def _strip_cache(self: Strip, name: str) -> Any:
     size = STRIP_CACHES.get(name)
     if size is None:
         raise AttributeError(name)
-    cache: FIFOCache[Any, Any] = FIFOCache(size)
+    cache = _StripCache(size, self)
     setattr(self, name, cache)
     return cache
 
