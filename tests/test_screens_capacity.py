@@ -560,3 +560,26 @@ def test_a_strip_never_keeps_itself_in_its_caches() -> None:
         made.append(strip)
     del made, strip
     assert gc.collect() == 0  # freed by their reference counts alone
+
+
+async def test_a_layout_leaves_no_cycle_for_the_collector() -> None:
+    """`install_acyclic_layout`: Textual's layout, with its recursive placing function's
+    cell emptied before it returns, gives the same map and leaves nothing for the garbage
+    collector (each layout left its whole map in a reference cycle)."""
+    from textual._compositor import Compositor
+
+    from perudo_ssh.ssh.isolation import install_acyclic_layout
+
+    assert install_acyclic_layout() and install_acyclic_layout()  # installed, idempotent
+    app = lobby_app(P.Welcome(name="ana"), lobby_state(summary(1), summary(2)))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "table 2" in screen_text(app))
+        screen = app.screen
+        compositor = screen._compositor
+        original = Compositor._arrange_root.perudo_original
+        ours = compositor._arrange_root(screen, screen.size, visible_only=False)
+        assert ours == original(compositor, screen, screen.size, visible_only=False)
+        gc.collect()
+        for _ in range(20):
+            compositor._arrange_root(screen, screen.size, visible_only=False)
+        assert gc.collect() == 0

@@ -10,7 +10,10 @@ Textual made them.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
+import sys
+import textwrap
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager as ContextManager
@@ -325,6 +328,52 @@ def install_reused_component_nodes() -> None:
     Stylesheet._process_component_classes = process_component_classes  # type: ignore[method-assign]
 
 
+LAYOUT_END = "    widgets -= invisible_widgets\n    return map, widgets\n"
+"""How Textual's `Compositor._arrange_root` ends (textual 8.2, its source dedented) - what
+`install_acyclic_layout` looks for."""
+
+
+def install_acyclic_layout() -> bool:
+    """Let a layout's map be freed by reference counting (issue 10). Returns whether it
+    could be installed (False, changing nothing, if Textual's layout is not the one known).
+
+    Textual's `Compositor._arrange_root` places widgets with a nested function that calls
+    itself (`add_widget`), so the function refers to itself through its closure cell: a
+    cycle holding everything it closed over - the map of every widget's region, order and
+    clip - that only the collector frees, one for every layout of every screen (after the
+    strips, most of the cyclic garbage a probe of the server found at 100 sessions). This
+    makes the same function with one statement more before its return, `del add_widget`,
+    which empties the cell and so breaks the cycle; it is compiled from Textual's own source,
+    and only if that source ends as `LAYOUT_END`. Idempotent."""
+    current = Compositor._arrange_root
+    if getattr(current, "perudo_acyclic", False):
+        return True
+    try:
+        lines, first = inspect.getsourcelines(current)
+    except (OSError, TypeError):
+        return False
+    source = textwrap.dedent("".join(lines))
+    end = LAYOUT_END
+    if (
+        not source.endswith(end)
+        or source.count("return map, widgets") != 1
+        or "super(" in source
+        or "__class__" in source
+    ):
+        return False
+    source = source[: -len(end)] + end.replace("return map", "del add_widget\n    return map")
+    source = "\n" * (first - 1) + source  # tracebacks give the lines of Textual's file
+    namespace: dict[str, Any] = {}
+    module = sys.modules[Compositor.__module__]
+    exec(compile(source, inspect.getfile(current), "exec"), vars(module), namespace)
+    arrange = namespace[current.__name__]
+    arrange.__qualname__ = current.__qualname__
+    arrange.perudo_acyclic = True
+    arrange.perudo_original = current
+    Compositor._arrange_root = arrange  # type: ignore[method-assign]
+    return True
+
+
 def install_drawing_savers() -> None:
     """Everything above that makes many apps in one process draw for less (issue 10): CSS
     parsed once, strips' caches made on use, no whole-screen repaint on a change of focus or
@@ -336,6 +385,7 @@ def install_drawing_savers() -> None:
     install_quiet_background()
     install_front_renders()
     install_reused_component_nodes()
+    install_acyclic_layout()
 
 
 def isolate_app(app: textual.app.App[Any], color_system: ColorSystem) -> None:
