@@ -286,7 +286,9 @@ class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | No
                 self.query_one(f"#{name}", MarkedCheckbox).label = Content(self._label(name))
                 continue
             self.query_one(f"#{name}-label", Label).update(Content(self._label(name)))
-            if name in CHOICES:  # only words change with the language
+            if name not in ("seats", "bots", "stake"):  # their choices are bare numbers
+                # the words of a choice may change with the language (`calza_min_players`
+                # is a range but says "2 players"), so every worded choice is rewritten
                 choice = self.query_one(f"#{name}", Choice)
                 value = choice.value
                 choice.set_options(self._choices(name))  # draws the new words

@@ -19,6 +19,7 @@ from screens.choice import Choice
 from screens.create import CreateTableDialog
 from screens.lobby import LobbyScreen
 from screens.rules import RulesScreen
+from screens.rulestext import value_label
 from tests.test_screens_fakes import FakeSession, lobby_state, screen_text, wait_until
 
 SIZE = (80, 24)
@@ -285,6 +286,11 @@ async def test_a_language_switch_keeps_what_was_entered():
             # a choice still at its list's first entry is redrawn in the new words too
             shown = str(dialog.query_one("#special_face_change", Choice).render())
             assert shown.startswith(tr.p_("face change", "nobody")), shown
+            # a range whose choices are words ("2 players") is rewritten too
+            terms = tr.terms(PRESETS["calza-anytime"])
+            needs = value_label(tr, terms, "calza_min_players", 2)
+            shown = str(dialog.query_one("#calza_min_players", Choice).render())
+            assert shown.startswith(needs), shown
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
         assert session.sent == [
