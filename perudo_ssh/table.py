@@ -184,6 +184,9 @@ class Table:
         self.id = id
         self.name = name
         self.options = options
+        # whether its rules differ from its preset's: fixed with the options, and worked out
+        # once (the lobby list is built every batch: issue 10)
+        self._custom = bool(overrides_of(options))
         self.size = size
         self.creator: int | None = creator  # a session id
         self.seats: list[Seat] = []
@@ -711,7 +714,7 @@ class Table:
             free=self.free,
             spectators=len(self.spectators),
             options=self.options,
-            custom=bool(overrides_of(self.options)),
+            custom=self._custom,
             turn_seconds=self.turn_seconds,
             away=len(self.away()),
         )
