@@ -86,8 +86,8 @@ class Choice(Widget, can_focus=True):
 
     `value` is the chosen option's value (setting it to a value not among the options
     raises `ValueError`); each change posts `Choice.Changed` (`.select` / `.control`: this
-    choice, `.value`). `set_options` replaces the options and chooses the first (as a
-    Select without a blank). Styled in `perudo.tcss` (`Choice`, `ChoiceList`)."""
+    choice, `.value`). `set_options` replaces the options, keeping the value if it is
+    still one of them. Styled in `perudo.tcss` (`Choice`, `ChoiceList`)."""
 
     BINDINGS = [Binding("enter,down,space,up", "open", N_("Show menu"), show=False)]
     ALLOW_SELECT = False
@@ -158,15 +158,16 @@ class Choice(Widget, can_focus=True):
         self.post_message(self.Changed(self, value))
 
     def set_options(self, options: Iterable[tuple[RenderableType, Hashable]]) -> None:
-        """Replace the options; the first is chosen (as a Select without a blank: `Changed`
-        is posted if that is another value)."""
+        """Replace the options (new words, another range), drawn at once. The value stays if
+        it is still one of them, else the first is chosen (`Changed` is posted then)."""
         made = list(options)
         if not made:
             raise ValueError("a Choice needs at least one option")
         self._options = made
         self.expanded = False
-        self.value = made[0][1]
-        self.refresh()  # new words for the same value
+        if self._index(self.value) is None:
+            self.value = made[0][1]
+        self.refresh()
 
     # ---- drawing -------------------------------------------------------------------------
 

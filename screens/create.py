@@ -286,19 +286,12 @@ class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | No
                 self.query_one(f"#{name}", MarkedCheckbox).label = Content(self._label(name))
                 continue
             self.query_one(f"#{name}-label", Label).update(Content(self._label(name)))
-            if name not in ("seats", "bots", "stake"):  # their choices are bare numbers
-                # the words of a choice may change with the language (`calza_min_players`
-                # is a range but says "2 players"), so every worded choice is rewritten
-                choice = self.query_one(f"#{name}", Choice)
-                value = choice.value
-                choice.set_options(self._choices(name))  # draws the new words
-                choice.value = value
         for name in SETTINGS:
             self.query_one(f"#{name}-label", Label).update(Content(self._label(name)))
-            choice = self.query_one(f"#{name}", Choice)
-            value = choice.value
-            choice.set_options(self._choices(name))
-            choice.value = value
+        # every choice's words, ranges too (`calza_min_players` says "2 players"); the
+        # values stay
+        for choice in self.query(Choice):
+            choice.set_options(self._choices(choice.id or ""))
         self.query_one("#name-label", Label).update(Content(self._label("name")))
         self.query_one("#rated", MarkedCheckbox).label = Content(tr._("Rated"))
         self.query_one("#table-name", Input).placeholder = self._placeholder()
