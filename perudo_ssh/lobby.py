@@ -25,6 +25,7 @@ import asyncio
 import itertools
 import logging
 import random
+import secrets
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -134,7 +135,11 @@ class Lobby:
 
     `bot_delay` is the range of a bot's pause before acting, in seconds; `reveal_timeout`
     how long the reveal after a call waits for `Ready`; `outbox_size` each session's outbox
-    bound, in events; `rng` rolls every die and drives the bots; `on_game_over(table, log)`,
+    bound, in events; `dice` rolls every die (issue 11: by default the operating system's
+    CSPRNG, `secrets.SystemRandom`, which revealed dice and bot timing tell nothing about);
+    `rng` drives the bots' choices, delays and names (a `random.Random`; given alone, as a
+    seeded test does, it rolls the dice too, so that a seed replays a whole game);
+    `on_game_over(table, log)`,
     if given, is called inside the actor when a game ends (keep it quick); `moderation`
     holds the bans, mutes and audit log (a memory-only one by default; issue 4, item 6);
     `persist`, if given, saves the playing tables after every batch, before anyone is told
@@ -150,6 +155,7 @@ class Lobby:
         reveal_timeout: float = 8.0,
         outbox_size: int = 256,
         rng: random.Random | None = None,
+        dice: random.Random | None = None,
         on_game_over: Callable[[Table, GameLog], None] | None = None,
         moderation: Moderation | None = None,
         persist: Persist | None = None,
@@ -159,6 +165,9 @@ class Lobby:
         self.reveal_timeout = reveal_timeout
         self.outbox_size = outbox_size
         self.rng = rng or random.Random()
+        self.dice: random.Random = (
+            dice if dice is not None else rng if rng is not None else secrets.SystemRandom()
+        )
         self.on_game_over = on_game_over
         self.moderation = moderation if moderation is not None else Moderation()
         self.persist = persist
@@ -634,7 +643,7 @@ class Lobby:
                 table = self._creators_waiting_table(client)
                 if len(table.seats) < 2:
                     raise Refusal("bad_command", N_("a game needs at least 2 players seated"))
-                table.start(self.rng)
+                table.start(self.dice)
                 self._after_change(table)
             case protocol.AddBot():
                 table = self._creators_waiting_table(client)
@@ -662,7 +671,7 @@ class Lobby:
                 | protocol.ShowAndReroll()
             ):
                 table, seat = self._my_seat(client)
-                self._played(table, lambda: table.play(command, seat, self.rng))
+                self._played(table, lambda: table.play(command, seat, self.dice))
             case _:
                 raise TypeError(f"not a command: {command!r}")
 
@@ -873,7 +882,7 @@ class Lobby:
             self._cancel_timer(table.id)
             return
         was = table.status
-        table.advance(self.rng)
+        table.advance(self.dice)
         if was == "waiting" and table.status == "playing":
             log_event(
                 log,
@@ -944,19 +953,19 @@ class Lobby:
             return  # stale: the table moved on or closed since
         self._cancel_timer(tid, slot)  # gone off: only forgotten
         if key[0] == "bot":
-            self._played(table, lambda: table.bot_move(self.rng))
+            self._played(table, lambda: table.bot_move(self.rng, self.dice))
         elif key[0] == "turn":
             self._time_ran_out(table)
         elif key[0] == "grace":
             self._grace_over(table, int(key[1]))
         else:
             if table.in_reveal:
-                table.roll(self.rng)
+                table.roll(self.dice)
             self._after_change(table)
 
     def _time_ran_out(self, table: Table) -> None:
         """The turn timer went off: the automatic move (`Table.auto_move`), told to all."""
-        move = self._played(table, lambda: table.auto_move(self.rng))
+        move = self._played(table, lambda: table.auto_move(self.rng, self.dice))
         if move is None:
             return
         name = table.seats[move.seat].name

@@ -445,9 +445,12 @@ class Table:
             self.creator = sid
         return seat
 
-    def auto_move(self, rng: random.Random) -> protocol.AutoMove | None:
+    def auto_move(
+        self, rng: random.Random, dice: random.Random | None = None
+    ) -> protocol.AutoMove | None:
         """The turn timer ran out (issue 5, item 1): make `bots.automatic_move` for the seat
-        to move, record it in `automatic` and return it; None when no human's turn waits."""
+        to move, record it in `automatic` and return it; None when no human's turn waits.
+        A reroll's dice come from `dice` (`rng` when None)."""
         state = self.state
         if self.status != "playing" or state is None or state.phase != "bidding":
             return None
@@ -461,7 +464,7 @@ class Table:
             bids=len(state.bids),
             call=command.call if isinstance(command, protocol.MakeCall) else None,
         )
-        self.act(self.action_for(command, seat, rng))
+        self.act(self.action_for(command, seat, rng if dice is None else dice))
         self.automatic.append(move)
         return move
 
@@ -580,9 +583,11 @@ class Table:
                 return Reroll(seat=seat, reveal=tuple(reveal), new_faces=roll_dice(rng, left))
         raise TypeError(f"not a play command: {command!r}")
 
-    def bot_move(self, rng: random.Random) -> None:
-        """The bot to act (if any) moves, deciding from its own view only; right after its
-        bid it may show and reroll (RULES.md §6, `bots.show_after_bid`)."""
+    def bot_move(self, rng: random.Random, dice: random.Random | None = None) -> None:
+        """The bot to act (if any) moves, deciding from its own view only with `rng`; right
+        after its bid it may show and reroll (RULES.md §6, `bots.show_after_bid`), the new
+        dice from `dice` (`rng` when None: a seeded test's one stream)."""
+        dice = rng if dice is None else dice
         seat = self.bot_to_move()
         if seat is None or self.state is None:
             return
@@ -590,7 +595,7 @@ class Table:
         command = None
         try:
             command = bots.choose(view, rng)
-            self.act(self.action_for(command, seat, rng))
+            self.act(self.action_for(command, seat, dice))
         except Exception:
             # A bot must never stall its table: log it and make the plainest legal move.
             log.exception("table %s: bot at seat %s chose %r", self.id, seat, command)
@@ -605,7 +610,7 @@ class Table:
             shown = bots.show_after_bid(observe(self.state, seat), rng)
             if shown is not None:
                 try:
-                    self.act(self.action_for(shown, seat, rng))
+                    self.act(self.action_for(shown, seat, dice))
                 except RuleError:  # optional: the bid stands without it
                     # not the command: it names dice still under the bot's cup
                     log.exception("table %s: bot at seat %s could not reroll", self.id, seat)

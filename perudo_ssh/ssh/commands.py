@@ -278,10 +278,10 @@ class CommandSession(AppSession):
         # then had nowhere to write nor exit, so the client waited for ever.
         return self._command is not None
 
-    def session_started(self) -> None:
+    def _start(self) -> None:
         command = self._command
         if command is None:
-            super().session_started()
+            super()._start()
             return
         chan = self._chan
         assert chan is not None

@@ -60,6 +60,14 @@ from perudo_ssh.moderation import normal_address
 from perudo_ssh.names import clean_name
 from perudo_ssh.ssh.admission import Connections, SessionCounts
 from perudo_ssh.ssh.commands import CommandSession
+from perudo_ssh.ssh.hardening import (
+    COMPRESSION_ALGS,
+    ENCRYPTION_ALGS,
+    KEX_ALGS,
+    MAC_ALGS,
+    SIGNATURE_ALGS,
+    guard,
+)
 from perudo_ssh.ssh.hostkey import load_or_create_host_key
 from perudo_ssh.ssh.isolation import (
     install_drawing_savers,
@@ -304,14 +312,18 @@ class _PerudoServer(asyncssh.SSHServer):
         reason = NO_SESSION.format(seconds=seconds)
         self._conn.disconnect(asyncssh.DISC_BY_APPLICATION, reason)
 
-    def _channel_opening(self) -> None:
-        """A session channel was given a session: no idle timeout while it is open. (One
-        refused leaves the timeout running: asking again and again does not put it off.)"""
+    def _channel_started(self) -> None:
+        """A session channel became a shell or a command: no idle timeout while it is open.
+        (A channel opened and never started leaves the timeout running, and is closed by its
+        own: asking again and again, or opening channels, does not put it off.)"""
         self._channels += 1
         self._cancel_idle_timer()
 
-    def _channel_closed(self) -> None:
-        """A session channel closed: the idle timeout starts again after the last."""
+    def _channel_closed(self, started: bool) -> None:
+        """A session channel closed: the idle timeout starts again after the last one that
+        had started."""
+        if not started:
+            return
         self._channels = max(0, self._channels - 1)
         if self._channels == 0:
             self._arm_idle_timer()
@@ -380,10 +392,15 @@ class _PerudoServer(asyncssh.SSHServer):
             self._identity = asyncio.get_running_loop().create_task(work)
         self._arm_idle_timer()
 
-    def session_requested(self) -> AppSession | bool:
+    def session_requested(self) -> Any:
+        # a channel of ours (it stores only the environment the server uses), with the
+        # session, or a coroutine giving it that asyncssh awaits
+        assert self._conn is not None
+        chan = guard(self._conn.create_server_channel(encoding=None))
         if self._identity is None:
-            return self._new_session(None)
-        return self._identified_session()  # type: ignore[return-value]  # asyncssh awaits it
+            session = self._new_session(None)
+            return (chan, session) if session else False
+        return chan, self._identified_session()
 
     async def _identified_session(self) -> AppSession:
         assert self._identity is not None
@@ -423,6 +440,7 @@ class _PerudoServer(asyncssh.SSHServer):
                 limits=self._limits,
                 sessions=self._counts,
                 address=self._address,
+                on_start=self._channel_started,
                 on_close=self._channel_closed,
             )
         else:
@@ -437,10 +455,10 @@ class _PerudoServer(asyncssh.SSHServer):
                 limits=self._limits,
                 sessions=self._counts,
                 address=self._address,
+                on_start=self._channel_started,
                 on_close=self._channel_closed,
             )
         self._sessions.add(session)
-        self._channel_opening()  # until the session's channel closes (`on_close`)
         return session
 
 
@@ -536,6 +554,11 @@ async def start_server(
         keepalive_interval=limits.keepalive_interval,
         keepalive_count_max=limits.keepalive_count_max,
         login_timeout=limits.login_timeout,
+        kex_algs=list(KEX_ALGS),
+        encryption_algs=list(ENCRYPTION_ALGS),
+        mac_algs=list(MAC_ALGS),
+        compression_algs=list(COMPRESSION_ALGS),
+        signature_algs=list(SIGNATURE_ALGS),
     )
     log_event(
         logger,

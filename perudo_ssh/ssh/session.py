@@ -15,7 +15,7 @@ output a client may leave unread before it is dropped, and, through a shared `Se
 how many app sessions the server, an address and a key may hold at once — a session past one
 of those is told so in one line and ends with exit status 1. What happens is logged as events
 (`perudo_ssh.logs.log_event`): session_started, session_ended, session_crashed,
-session_refused, client_dropped, exec_refused, subsystem_refused.
+session_refused, client_dropped, exec_refused, subsystem_refused, channel_idle.
 """
 
 from __future__ import annotations
@@ -93,6 +93,9 @@ SHUTDOWN_GRACE = 5.0
 
 NO_PTY_MESSAGE = N_("perudo-ssh needs an interactive terminal: run `ssh -t ...`")
 EXEC_MESSAGE = N_("perudo-ssh does not run commands: connect with plain `ssh ...`")
+NO_START = "no shell or command asked for in {seconds:g} seconds"
+"""The SSH disconnect reason of a connection whose session channel never started (English:
+it is an SSH-level message, as `NO_SESSION`)."""
 CRASH_MESSAGE = N_("perudo-ssh: something went wrong and this session ended. Sorry!")
 
 MAX_FAREWELL = 500
@@ -190,8 +193,13 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
     `limits` gives the input rate, the largest paste and the output left unread before the
     client is dropped. With `sessions`, the app starts only if `sessions.admit(address,
     fingerprint)` admits it (`address` the client's IP address); else the client is told
-    which limit it met, exit status 1. `on_close()`, if given, is called once when the
-    channel has closed (the server counts the channels a connection has open).
+    which limit it met, exit status 1. `on_start()`, if given, is called once the channel
+    became a shell or a command, and `on_close(started)` once it has closed, `started` telling
+    whether it had (the server counts the channels a connection has open). A channel that does
+    not become a shell or a command within `limits.login_timeout` seconds of opening is closed
+    with its connection (logged: channel_idle), so that an unused channel holds nothing.
+
+    Subclasses change what a started channel does in `_start()`.
     """
 
     def __init__(
@@ -204,10 +212,14 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         limits: Limits = DEFAULT_LIMITS,
         sessions: SessionCounts | None = None,
         address: str | None = None,
-        on_close: Callable[[], None] | None = None,
+        on_start: Callable[[], None] | None = None,
+        on_close: Callable[[bool], None] | None = None,
     ) -> None:
         self._app_factory = app_factory
+        self._on_start = on_start
         self._on_close = on_close
+        self._started = False
+        self._start_timer: asyncio.TimerHandle | None = None
         self._username = username
         self._fingerprint = fingerprint
         self._peer = peer
@@ -243,6 +255,28 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
 
     def connection_made(self, chan: asyncssh.SSHServerChannel[bytes]) -> None:
         self._chan = chan
+        timeout = self._limits.login_timeout
+        if timeout > 0:
+            self._start_timer = self._call_later(timeout, self._never_started)
+
+    def _never_started(self) -> None:
+        """`login_timeout` passed since the channel opened and it is no shell or command:
+        close its connection (see the class docstring)."""
+        self._start_timer = None
+        if self._started or self._closed or self._chan is None:
+            return
+        seconds = self._limits.login_timeout
+        log_event(
+            logger,
+            "channel_idle",
+            level=logging.WARNING,
+            peer=self._peer,
+            fingerprint=self._fingerprint,
+            seconds=seconds,
+        )
+        self._closed = True
+        conn = self._chan.get_extra_info("connection")
+        conn.disconnect(asyncssh.DISC_BY_APPLICATION, NO_START.format(seconds=seconds))
 
     def pty_requested(
         self, term_type: str, term_size: tuple[int, int, int, int], term_modes: Any
@@ -264,6 +298,16 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         return False
 
     def session_started(self) -> None:
+        self._started = True
+        if self._start_timer is not None:
+            self._start_timer.cancel()
+            self._start_timer = None
+        if self._on_start is not None:
+            self._on_start()
+        self._start()
+
+    def _start(self) -> None:
+        """The channel became a shell or a command: run the app, or say why not."""
         chan = self._chan
         assert chan is not None
         term = chan.get_terminal_type()
@@ -351,9 +395,12 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
+        if self._start_timer is not None:
+            self._start_timer.cancel()
+            self._start_timer = None
         on_close, self._on_close = self._on_close, None
         if on_close is not None:
-            on_close()
+            on_close(self._started)
         self._pending.clear()
         for handle in (self._pump_handle, self._resize_handle):
             if handle is not None:
