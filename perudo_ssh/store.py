@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import secrets
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -170,8 +172,9 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 
 class StoreError(Exception):
-    """The database file cannot be used: not a SQLite database, unreadable, or written by a
-    newer perudo-ssh (its schema version is above `SCHEMA_VERSION`)."""
+    """The database file cannot be used: not a SQLite database, unreadable, damaged (its
+    `PRAGMA quick_check` found a problem), or written by a newer perudo-ssh (its schema
+    version is above `SCHEMA_VERSION`)."""
 
 
 class LinkRefused(Exception):
@@ -372,23 +375,51 @@ def show_code(code: str) -> str:
 # ---- the connection (runs in the store's thread only) -----------------------------------------
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """Open the database at `path` (created if missing) with the store's settings (WAL,
-    `synchronous=NORMAL`, foreign keys, autocommit: transactions are explicit) and migrate it.
-    The connection must stay in the thread that opened it.
+FILE_MODE = 0o600
+"""The database's mode, and its -wal and -shm files' (issue 11): they hold the hidden dice of
+every game in progress, so only the server's user may read them."""
 
-    Raises `StoreError` (naming `path`) if it cannot be used."""
+
+def make_private(path: Path) -> None:
+    """Create the database file `path` if missing, and make it and its -wal/-shm files (those
+    that exist) `FILE_MODE`. SQLite creates the -wal and -shm files with the database's own
+    mode, so they are private from then on. Raises `OSError`."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    os.close(fd)
+    for each in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        if each.exists() and stat.S_IMODE(each.stat().st_mode) != FILE_MODE:
+            each.chmod(FILE_MODE)
+
+
+def check_integrity(conn: sqlite3.Connection) -> None:
+    """`PRAGMA quick_check` of the whole database. Raises `StoreError` with the first
+    problem it found (a database with garbage in the middle must not start)."""
+    problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(5)")]
+    if problems != ["ok"]:
+        problem = "; ".join(problems)[:300]
+        raise StoreError(f"the database is damaged ({problem}); restore a backup or move it away")
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open the database at `path` (created if missing, mode `FILE_MODE`: `make_private`)
+    with the store's settings (WAL, `synchronous=NORMAL`, foreign keys, autocommit:
+    transactions are explicit), check it (`check_integrity`) and migrate it. The connection
+    must stay in the thread that opened it.
+
+    Raises `StoreError` (naming `path`) if it cannot be used or is damaged."""
     conn: sqlite3.Connection | None = None
     try:
+        make_private(path)
         conn = sqlite3.connect(path, isolation_level=None)
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA busy_timeout = 5000")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
+        check_integrity(conn)
         add_functions(conn)
         migrate(conn)
-    except (sqlite3.Error, StoreError) as exc:
+    except (sqlite3.Error, StoreError, OSError) as exc:
         if conn is not None:
             conn.close()
         raise StoreError(f"{path}: {exc}") from None

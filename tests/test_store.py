@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import re
 import signal
 import sqlite3
+import stat
 import sys
 import threading
 from pathlib import Path
@@ -179,8 +181,53 @@ async def test_a_newer_or_foreign_file_is_refused_with_a_clear_error(tmp_path):
     garbage.write_text("this is not a database, just some text long enough " * 40)
     with pytest.raises(StoreError, match="notes.txt: file is not a database"):
         await Store.open(garbage)
-    with pytest.raises(StoreError, match="unable to open"):
+    with pytest.raises(StoreError, match="folder.db: .*No such file or directory"):
         await Store.open(tmp_path / "no" / "such" / "folder.db")
+
+
+async def test_the_database_and_its_wal_are_private(tmp_path, monkeypatch):
+    """Issue 11: the files hold every game's hidden dice: 0600 under the usual umask, and an
+    older file left 0644 is made 0600 at start."""
+    old = os.umask(0o022)
+    try:
+        db = tmp_path / "perudo.db"
+        store = await Store.open(db)
+        await store.claim_key("SHA256:ana", "ana")
+        files = [db, tmp_path / "perudo.db-wal", tmp_path / "perudo.db-shm"]
+        assert [stat.S_IMODE(f.stat().st_mode) for f in files] == [0o600] * 3
+        await store.close()
+        for f in files:
+            if f.exists():
+                f.chmod(0o644)
+        store = await Store.open(db)
+        await store.claim_key("SHA256:ben", "ben")
+        modes = [stat.S_IMODE(f.stat().st_mode) for f in files if f.exists()]
+        assert modes and set(modes) == {0o600}
+        await store.close()
+    finally:
+        os.umask(old)
+
+
+async def test_a_damaged_database_is_refused_naming_the_file(tmp_path):
+    """Garbage written into the middle of the file (an index page): the start stops with
+    one line naming the file, instead of serving from a damaged database."""
+    db = tmp_path / "perudo.db"
+    store = await Store.open(db)
+    for i in range(300):
+        await store.claim_key(f"SHA256:key{i}", f"player{i}")
+    await store.close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.close()
+    assert pages > 4
+    data = bytearray(db.read_bytes())
+    middle = (pages // 2) * page
+    data[middle : middle + page] = b"\x5a" * page
+    db.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match=r"perudo.db: (the database is damaged|database disk)"):
+        await Store.open(db)
 
 
 # ---- durability -------------------------------------------------------------------------
