@@ -22,7 +22,7 @@ from perudo_ssh import protocol as P
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.ssh.hardening import MAX_ENV, MAX_ENV_BYTES, GuardedChannel, env_accepted
-from tests.sshterm import until
+from tests.sshterm import Terminal, until
 from tests.test_limits import events_named, guest, hello_server_with
 from tests.test_lobby_support import connected, running_lobby
 
@@ -244,3 +244,24 @@ async def test_every_die_of_a_game_comes_from_the_dice_stream() -> None:
         assert first >= 2 * 2 + 10  # an opening roll of two dice each, then 5 + 5 dice
         (hidden,) = [s.hidden for s in state.game.seats if s.hidden is not None]
         assert len(hidden) == 5
+
+
+# ---- pastes: cut, never a disconnect ------------------------------------------------------
+
+
+async def test_a_big_paste_in_small_packets_is_cut_and_the_session_lives(tmp_path: Path) -> None:
+    """A 1.5 MB paste sent as OpenSSH sends one from tmux, in 1 KB packets (1,500 of them, past
+    the packet rate's burst): held back, never dropped; the app gets the paste cut to
+    `max_paste`, and a key typed after it."""
+    async with hello_server_with(tmp_path, Limits(max_paste=1000)) as (port, counts, _):
+        term = Terminal()
+        await term.connect(port, "ana", None)
+        await term.wait_for("Hello ana")
+        assert term.process is not None
+        term.process.channel._send_pktsize = 1024  # type: ignore[attr-defined]
+        term.send("\x1b[200~" + "x" * 1_500_000 + "\x1b[201~")
+        await term.wait_for("pasted=1000", timeout=25)
+        term.send("q")
+        assert await term.ended(10) == 0
+        await term.close()
+        await until(lambda: counts.total == 0, "the session to end", timeout=5)

@@ -72,9 +72,15 @@ EVENT_BURST = 200
 """Input events given to the app at once above the sustained rate."""
 MESSAGE_RATE = 300
 """Sustained input packets and window changes accepted per second. Each costs asyncssh about
-0.2 ms of CPU before the app sees it, so a client sending thousands a second takes a core
-from every other session: past the burst it is dropped. A person's keys and mouse send far
-fewer (a paste arrives in a few large packets)."""
+0.2 ms of CPU before the app sees it, so a client sending thousands a second would take a core
+from every other session. Past the burst, input packets are held back (the channel stops
+reading until the rate allows one more, and SSH flow control slows the client: a 10 MB paste
+sent in 1 KB packets takes its time, and is cut to `Limits.max_paste`); window changes past
+it drop the client (nothing a terminal does sends thousands). A person's keys and mouse send
+far fewer."""
+RATE_PAUSE = 0.02
+"""Shortest pause of a channel's reading held back for its packet rate, in seconds (one timer
+per pause, not per packet)."""
 MESSAGE_BURST = 1000
 """Input packets and window changes accepted at once above the sustained rate."""
 RESIZE_INTERVAL = 0.25
@@ -236,7 +242,9 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         self._driver: SSHDriver | None = None
         self._closed = False
         self._pending = bytearray()
-        self._reading_paused = False
+        self._reading_paused = False  # the channel's reading is paused (`_update_reading`)
+        self._pending_full = False  # ... for `MAX_PENDING_INPUT` bytes not parsed yet
+        self._rate_handle: asyncio.TimerHandle | None = None  # ... for its packet rate
         self._pump_handle: asyncio.Handle | None = None
         rate = limits.input_bytes_per_second
         self._bucket = _TokenBucket(rate, max(INPUT_BURST, rate), self._loop.time())
@@ -367,13 +375,39 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             self._driver.resize(*self._size)
 
     def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
-        if self._flooding():
+        if self._closed:
             return
         self._pending += data
-        if len(self._pending) > MAX_PENDING_INPUT and self._chan is not None:
-            self._chan.pause_reading()
-            self._reading_paused = True
+        now = self._loop.time()
+        if not self._messages.take(1, now) and self._rate_handle is None:
+            # past `MESSAGE_RATE` packets: held back, never dropped (a big paste arrives in
+            # thousands of small packets); SSH flow control then slows the client
+            wait = max(self._messages.wait(1), RATE_PAUSE)
+            self._rate_handle = self._call_later(wait, self._rate_resumed)
+        self._update_reading()
         self._schedule_pump(0.0)
+
+    def _rate_resumed(self) -> None:
+        self._rate_handle = None
+        self._update_reading()
+
+    def _update_reading(self) -> None:
+        """Pause the channel's reading while input is held back, for its packet rate or for
+        `MAX_PENDING_INPUT` bytes not parsed yet; resume it once neither holds."""
+        chan = self._chan
+        if chan is None or self._closed:
+            return
+        if len(self._pending) > MAX_PENDING_INPUT:
+            self._pending_full = True
+        elif len(self._pending) <= MAX_PENDING_INPUT // 2:
+            self._pending_full = False
+        paused = self._pending_full or self._rate_handle is not None
+        if paused != self._reading_paused:
+            self._reading_paused = paused
+            if paused:
+                chan.pause_reading()
+            else:
+                chan.resume_reading()
 
     def _flooding(self) -> bool:
         """Count one message from the client; past `MESSAGE_RATE`, drop the client."""
@@ -402,10 +436,10 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         if on_close is not None:
             on_close(self._started)
         self._pending.clear()
-        for handle in (self._pump_handle, self._resize_handle):
+        for handle in (self._pump_handle, self._resize_handle, self._rate_handle):
             if handle is not None:
                 handle.cancel()
-        self._pump_handle = self._resize_handle = None
+        self._pump_handle = self._resize_handle = self._rate_handle = None
         if self._app is not None:
             logger.debug("client %s left; closing its app", self._peer)
             self._app.exit()
@@ -478,10 +512,8 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             parsed, posted = driver.feed(chunk)
             self._bucket.give_back(granted - parsed)
             self._events.give_back(granted - posted)
-        if self._reading_paused and len(self._pending) <= MAX_PENDING_INPUT // 2:
-            self._reading_paused = False
-            assert self._chan is not None
-            self._chan.resume_reading()
+        if self._reading_paused:
+            self._update_reading()
         if self._pending:
             wait = max(self._bucket.wait(1), self._events.wait(1))
             self._schedule_pump(0.0 if granted else wait)
