@@ -24,7 +24,7 @@ from perudo_ssh.lobby import Lobby
 from perudo_ssh.ssh.hardening import MAX_ENV, MAX_ENV_BYTES, GuardedChannel, env_accepted
 from tests.sshterm import Terminal, until
 from tests.test_limits import events_named, guest, hello_server_with
-from tests.test_lobby_support import connected, running_lobby
+from tests.test_lobby_support import connected, play_randomly, running_lobby
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -232,18 +232,17 @@ def test_a_server_lobby_rolls_with_the_csprng_apart_from_the_bots() -> None:
 
 
 async def test_every_die_of_a_game_comes_from_the_dice_stream() -> None:
-    """A whole bot game (opening roll, every round's roll): the dice all come from `dice`,
-    the bots' choices from `rng`, which never rolls a die."""
+    """A whole game against a bot (opening roll, every round's roll, every reroll): the dice
+    all come from `dice`; the bots' stream, which decides their moves, never rolls one."""
     dice = CountingDice(3)
     async with running_lobby(rng=NoDice(5), dice=dice) as lobby:
         ana = await connected(lobby, "ana")
         ana.send(P.CreateTable(preset="classic", seats=2, bots=1))
         state = await ana.expect(P.TableState, lambda e: e.status == "playing")
-        assert state.game is not None
-        first = dice.drawn
-        assert first >= 2 * 2 + 10  # an opening roll of two dice each, then 5 + 5 dice
-        (hidden,) = [s.hidden for s in state.game.seats if s.hidden is not None]
-        assert len(hidden) == 5
+        assert dice.drawn >= 2 * 2 + 10  # an opening roll of two dice each, then 5 + 5 dice
+        over = await play_randomly(ana, random.Random(11), start=state)
+        assert over.status == "over"
+        assert dice.drawn >= 2 * 2 + 10 + 9  # every round after the first rolls 9 dice or more
 
 
 # ---- pastes: cut, never a disconnect ------------------------------------------------------

@@ -396,11 +396,14 @@ class _PerudoServer(asyncssh.SSHServer):
         # a channel of ours (it stores only the environment the server uses), with the
         # session, or a coroutine giving it that asyncssh awaits
         assert self._conn is not None
-        chan = guard(self._conn.create_server_channel(encoding=None))
         if self._identity is None:
             session = self._new_session(None)
-            return (chan, session) if session else False
-        return chan, self._identified_session()
+            return (self._guarded_channel(), session) if session else False
+        return self._guarded_channel(), self._identified_session()
+
+    def _guarded_channel(self) -> asyncssh.SSHServerChannel[bytes]:
+        assert self._conn is not None
+        return guard(self._conn.create_server_channel(encoding=None))
 
     async def _identified_session(self) -> AppSession:
         assert self._identity is not None
