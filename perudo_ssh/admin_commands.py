@@ -280,6 +280,7 @@ class AdminCommands:
                 paused=t.id in self.lobby.paused,
                 players=tuple(seat.name for seat in t.seats),
                 spectators=len(t.spectators),
+                unsaved=t.id in self.lobby.unsaved,
             )
             for t in sorted(self.lobby.tables.values(), key=lambda t: t.id)
         )

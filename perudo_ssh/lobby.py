@@ -12,11 +12,13 @@ player who does not move within the table's turn timer gets a safe automatic mov
 (`Table.auto_move`), shown as such to everyone. With `persist` given, at the end of every
 batch the playing tables it changed are saved (`Table.snapshot`) — and only once the save
 has returned are the changes sent to anyone, so no player ever sees a move a crash could
-lose; `restore` puts the saved tables back when the server starts. Events are built
-per recipient from `observe(state, seat)` and put into each session's bounded outbox without
-waiting; a session whose outbox is full is dropped ("too slow"). Table and lobby-list updates
-are sent once per batch, when the inbox is empty: however many commands one session floods in,
-the others get one update per table per batch. Imports neither textual nor asyncssh.
+lose; a save that fails pauses the tables it held, showing nothing of them, until a save
+works (`_save`, issue 11); `restore` puts the saved tables back when the server starts.
+Events are built per recipient from `observe(state, seat)` and put into each session's
+bounded outbox without waiting; a session whose outbox is full is dropped ("too slow").
+Table and lobby-list updates are sent once per batch, when the inbox is empty: however many
+commands one session floods in, the others get one update per table per batch. Imports
+neither textual nor asyncssh.
 """
 
 from __future__ import annotations
@@ -125,6 +127,17 @@ class _Stop:
     pass
 
 
+@dataclass(frozen=True, slots=True)
+class _SaveRetry:
+    """Time to try again a save that failed (`Lobby._save`): the batch this message ends
+    writes what is still unwritten."""
+
+
+SAVE_RETRY = (0.5, 15.0)
+"""After a failed save, the first wait before trying again and the longest, in seconds: the
+wait doubles after each failure until a save works."""
+
+
 Persist = Callable[[Mapping[int, bytes | None]], Awaitable[None]]
 """Saves table snapshots: table id -> `Table.snapshot()` bytes, or None (forget that table);
 returns once they are safe (`Store.save_tables`)."""
@@ -179,6 +192,13 @@ class Lobby:
         self._restored: list[Table] = []  # tables put back by `restore`, to set going
         self._unarchived: list[Table] = []  # finished games found saved, not yet stored
         self.paused: set[int] = set()  # tables an admin paused: nothing moves, no timer
+        # tables whose changes the last save could not write (issue 11): nothing moves, no
+        # timer, nothing of them is sent until a save works (`_save`, `_end_batch`)
+        self.unsaved: set[int] = set()
+        self._unwritten: dict[int, bytes | None] = {}  # by save key, from the failed save
+        self._held: list[tuple[_Client, bytes]] = []  # their notices, sent once saved
+        self._retry_wait = SAVE_RETRY[0]
+        self._retry: asyncio.TimerHandle | None = None
         self._admin = AdminCommands(self)
         self.tables: dict[int, Table] = {}
         self._inbox: asyncio.Queue[object] = asyncio.Queue()
@@ -194,7 +214,7 @@ class Lobby:
         self._changed: dict[int, None] = {}  # ids of tables to send at the end of the batch
         self._drops: list[_Client] = []
         # events of this batch, sent once its changes are saved (`_end_batch`)
-        self._outgoing: list[tuple[_Client, bytes]] = []
+        self._outgoing: list[tuple[_Client, bytes, int | None]] = []
         # the last chat lines said in the lobby (key None) and at each table (its id)
         self._chat: dict[int | None, deque[protocol.ChatLine]] = {}
         self._chat_ids = itertools.count(1)
@@ -299,6 +319,8 @@ class Lobby:
         while True:
             message = await self._inbox.get()
             if isinstance(message, _Stop):
+                if self._retry is not None:
+                    self._retry.cancel()
                 await self._save()  # nothing accepted is lost by a clean stop
                 self._shutdown()
                 return
@@ -351,6 +373,8 @@ class Lobby:
                     self._remove(client)
             case _Timer(table=tid, slot=slot, key=key):
                 self._on_timer(tid, slot, key)
+            case _SaveRetry():
+                self._retry = None  # the batch this message ends saves again
             case _:
                 raise TypeError(f"not an inbox message: {message!r}")
 
@@ -377,17 +401,26 @@ class Lobby:
         self._clients.clear()
         self.tables.clear()
 
-    async def _save(self) -> None:
+    async def _save(self) -> bool:
         """Persist the games changed since the last save (`persist`), each under its own save
         key (`Table.save_key`, one per game): a game in play, its snapshot; a game that just
         ended, its last snapshot, which the archive forgets in the transaction that stores the
         game (`GameArchive.game_over`; with no `on_game_over`, forgotten here); a game whose
-        table closed before it ended, None. A failing save is logged and the game goes on
-        (better than a frozen table)."""
+        table closed before it ended, None. True once all of it is written (or there is
+        nothing to write, or no `persist`).
+
+        A failed save (a full disk, a database error: issue 11) loses nothing and shows
+        nothing: what it could not write is kept for the next save, which writes it with
+        whatever changed since; every table in it joins `unsaved` — it takes no move, its
+        timers stop, what it did in the batch is not sent (`_end_batch`) — and everyone at it
+        is told "the server cannot save this game right now; it is paused". A `_SaveRetry`
+        comes back after `SAVE_RETRY` (doubling); the first save that works resumes them
+        (`_resume_saved`). False while that has not happened."""
         finishing, self._finishing = self._finishing, {}
         if self.persist is None:
-            return
-        changes: dict[int, bytes | None] = {}
+            return True
+        changes, self._unwritten = self._unwritten, {}
+        tables: set[int] = set(self.unsaved)
         for tid in {**self._changed, **dict.fromkeys(finishing)}:
             # a table whose game ended is saved even if it closed in the same batch
             table = finishing.get(tid) or self.tables.get(tid)
@@ -396,6 +429,7 @@ class Lobby:
             if saving is not None and saving[0] is not game:
                 del self._saving[tid]  # closed, or back to waiting, before its game ended
                 changes[saving[1]] = None
+                tables.add(tid)
                 saving = None
             if table is None or game is None:
                 continue
@@ -411,34 +445,84 @@ class Lobby:
                 log.exception("lobby: could not snapshot table %d", tid)
                 continue
             changes[saving[1]] = snapshot
+            tables.add(tid)
             if table.status == "over" and tid in finishing:
                 del self._saving[tid]  # the archive forgets it once the game is stored
                 if self.on_game_over is None:
                     changes[saving[1]] = None
         if not changes:
-            return
+            return True
         try:
             await self.persist(changes)
-        except Exception:
-            log.exception("lobby: could not save tables %s", sorted(changes))
+        except Exception as error:
+            self._unwritten = changes
+            self._save_failed(tables, error)
+            return False
+        self._retry_wait = SAVE_RETRY[0]
+        return True
+
+    def _save_failed(self, tables: set[int], error: Exception) -> None:
+        """A save of `tables` failed with `error`: pause the ones not paused for it yet, tell
+        everyone at them, log it, and have the save tried again (`_save`)."""
+        newly = sorted(tid for tid in tables - self.unsaved if tid in self.tables)
+        self.unsaved |= tables
+        log_event(
+            log,
+            "save_failed",
+            level=logging.ERROR if newly or self._retry is None else logging.WARNING,
+            tables=sorted(tables),
+            paused=newly,
+            exc=f"{type(error).__name__}: {error}",
+        )
+        message = protocol.encode(protocol.Notice(text=protocol.SAVE_PAUSED))
+        for tid in newly:
+            self._cancel_timer(tid)
+            for sid in self.tables[tid].sessions():
+                if sid in self._clients:
+                    self._deliver(self._clients[sid], message)  # untagged: sent now
+        if self._retry is None:
+            loop = asyncio.get_running_loop()
+            self._retry = loop.call_later(self._retry_wait, self._inbox.put_nowait, _SaveRetry())
+            self._retry_wait = min(self._retry_wait * 2, SAVE_RETRY[1])
+
+    def _resume_saved(self) -> None:
+        """A save worked after some failed: the `unsaved` tables are safe again. Their held
+        notices go out, they are told, and they move on (`_after_change`: timers restarted,
+        each sent afresh to everyone at it)."""
+        resumed, self.unsaved = sorted(self.unsaved), set()
+        held, self._held = self._held, []
+        for client, data in held:
+            self._deliver(client, data)
+        if self._retry is not None:
+            self._retry.cancel()
+            self._retry = None
+        log_event(log, "save_resumed", tables=resumed)
+        for tid in resumed:
+            table = self.tables.get(tid)
+            if table is not None:
+                self._notice(table, protocol.SAVE_RESUMED)
+                self._guarded(self._after_change, table)
 
     # ---- delivery ------------------------------------------------------------------------
 
     def _send(self, client: _Client, event: protocol.Event) -> None:
         self._deliver(client, protocol.encode(event))
 
-    def _deliver(self, client: _Client, data: bytes) -> None:
+    def _deliver(self, client: _Client, data: bytes, table: int | None = None) -> None:
         """Send `data` to the client at the end of the batch, once what the batch changed is
-        saved (`_end_batch`): a notice of a move is never out before the move is safe."""
+        saved (`_end_batch`): a notice of a move is never out before the move is safe. Data
+        about `table` (a notice at it) is held while that table is `unsaved`."""
         if not client.dropped:
-            self._outgoing.append((client, data))
+            self._outgoing.append((client, data, table))
 
     def _flush_outgoing(self) -> None:
         """Put the batch's events into their outboxes, in order, never waiting: a full outbox
         means its session is too slow (dropped by `_settle_drops`)."""
         outgoing, self._outgoing = self._outgoing, []
-        for client, data in outgoing:
-            if not client.dropped and not client.session.offer(data):
+        for client, data, table in outgoing:
+            if table in self.unsaved:
+                self._held.append((client, data))  # out once it is saved (`_resume_saved`)
+            elif not client.dropped and not client.session.offer(data):
                 client.dropped = True
                 self._drops.append(client)
 
@@ -456,11 +540,14 @@ class Lobby:
         Sending may find sessions too slow; dropping them changes their tables and who is
         online, so save and send again until nobody more is dropped."""
         while True:
-            await self._save()
+            if await self._save() and self.unsaved:
+                self._resume_saved()
+                continue  # what resuming moved on is saved before it is sent
             while self._changed:
                 tid = next(iter(self._changed))
                 del self._changed[tid]
-                if tid in self.tables:
+                # an unsaved table is not sent: it is sent afresh once saved
+                if tid in self.tables and tid not in self.unsaved:
                     self._guarded(self._broadcast, self.tables[tid])
             self._guarded(self._flush_lobby)
             self._guarded(self._admin.flush)
@@ -523,7 +610,7 @@ class Lobby:
         data = protocol.encode(protocol.Notice(text=text, args=args))
         for sid in table.sessions():
             if sid in self._clients:
-                self._deliver(self._clients[sid], data)
+                self._deliver(self._clients[sid], data, table.id)
 
     # ---- sessions ------------------------------------------------------------------------
 
@@ -628,6 +715,8 @@ class Lobby:
     def _on_command(self, client: _Client, command: object) -> None:
         if isinstance(command, _MOVES) and client.table in self.paused:
             raise Refusal("paused", N_("an admin paused this table; wait until it resumes"))
+        if isinstance(command, _MOVES) and client.table in self.unsaved:
+            raise Refusal("paused", protocol.SAVE_PAUSED)
         match command:
             case protocol.CreateTable():
                 self._create(client, command)
@@ -878,7 +967,7 @@ class Lobby:
         if table.deserted:  # e.g. a game played on for players who never came back ended
             self._close(table)
             return
-        if table.id in self.paused:
+        if table.id in self.paused or table.id in self.unsaved:
             self._cancel_timer(table.id)
             return
         was = table.status

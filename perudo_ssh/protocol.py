@@ -13,6 +13,7 @@ from typing import Literal
 
 import msgspec
 
+from perudo_ssh.i18n import N_
 from perudo_ssh.rules import GameView, Options
 
 
@@ -355,6 +356,10 @@ class TableState(Message, frozen=True, tag=True):
     turn_seconds: int = 0
     grace_seconds: int = 0
     """The table's turn timer (0: none) and disconnect grace, in seconds."""
+    unsaved: bool = False
+    """The table's last changes could not be saved, so it takes no move until they are
+    (issue 11). Never sent so: the lobby sends nothing of a table it could not save. The
+    receiving app sets it on the last table it got when `SAVE_PAUSED` comes."""
 
 
 Args = dict[str, str | int]
@@ -375,10 +380,18 @@ class Refused(Message, frozen=True, tag=True):
 
 class Notice(Message, frozen=True, tag=True):
     """Something to tell the player (a bot took a seat, a player left, the table closed):
-    `text` is an English message id with `args`, translated by the receiving session."""
+    `text` is an English message id with `args`, translated by the receiving session.
+    `SAVE_PAUSED` stays on screen until `SAVE_RESUMED` comes."""
 
     text: str
     args: Args = msgspec.field(default_factory=dict)
+
+
+SAVE_PAUSED = N_("the server cannot save this game right now; it is paused")
+"""The `Notice` to everyone at a table whose changes could not be saved (issue 11): it takes
+no move until a save works, then `SAVE_RESUMED`."""
+SAVE_RESUMED = N_("the server can save again; the game goes on")
+"""The `Notice` to everyone at a table paused by `SAVE_PAUSED` once its game is saved."""
 
 
 class ChatLine(Message, frozen=True, tag=True):
@@ -443,7 +456,9 @@ class AdminSession(Message, frozen=True):
 
 class AdminTable(Message, frozen=True):
     """A table as admins see it: its `status` ("waiting", "playing", "over"), whether an
-    admin `paused` it, the `players` seated (bots included) and how many `spectators`."""
+    admin `paused` it, the `players` seated (bots included) and how many `spectators`;
+    `unsaved`: its last changes could not be saved, so it is paused until a save works
+    (issue 11)."""
 
     id: int
     name: str
@@ -452,6 +467,7 @@ class AdminTable(Message, frozen=True):
     paused: bool
     players: tuple[str, ...]
     spectators: int
+    unsaved: bool = False
 
 
 class AuditRow(Message, frozen=True):

@@ -86,6 +86,8 @@ def table_row(table: protocol.AdminTable, tr: Translator) -> tuple[Cell, ...]:
     }.get(table.status, table.status)
     if table.paused:
         status = tr._("{status}, paused", status=status)
+    if table.unsaved:
+        status = tr._("{status}, cannot be saved", status=status)
     return (
         str(table.id),
         Text(table.name),

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import msgspec
 from textual import events
 from textual.app import App
 from textual.binding import Binding
@@ -236,6 +237,17 @@ class PerudoApp(App[str | None]):
                     severity="warning",
                     markup=False,
                     timeout=REFUSAL_SECONDS,
+                )
+            case protocol.Notice(text=protocol.SAVE_PAUSED, args=args):
+                # the table as last saved, held: its banner says so until it is sent afresh
+                if self.table is not None:
+                    self.table = msgspec.structs.replace(self.table, unsaved=True, clock=None)
+                    self._table_screen().show(self.table)
+                self.notify(
+                    say(self.tr, protocol.SAVE_PAUSED, args),
+                    severity="error",
+                    markup=False,
+                    timeout=ARRIVAL_SECONDS,
                 )
             case protocol.Notice(text=text, args=args):
                 self.notify(say(self.tr, text, args), markup=False)

@@ -91,7 +91,9 @@ def banner_line(tr: Translator, table: protocol.TableState, game: GameView | Non
     that pacos are not wild, and who may change face — the one-die players by name (`you`
     first) under `special_face_change = one-die-players`, else nobody. Everyone sees it,
     spectators too. At most `BANNER_WIDTH` columns (the names give way). While an admin holds
-    the table, that instead."""
+    the table, or the server cannot save it (`TableState.unsaved`), that instead."""
+    if table.unsaved:
+        return tr._("PAUSED: the server cannot save this game; no move until it can")
     if table.paused:
         return tr._("PAUSED by an admin: no move until the table resumes")
     if game is None or game.phase != "bidding" or game.special is None:
