@@ -18,8 +18,11 @@ Names (issue 4, item 2): an account's name is unique ignoring case (`name_key`, 
 not look like an existing one either (`name_skeleton`, `perudo_ssh.names.skeleton`: the
 Cyrillic "аna" looks like "ana", so it is not given while "ana" exists). Names shaped like
 the lobby's own — `guest-N` for guests, `bot-…` for bots, `…-N` for a second session of one
-name — are never given to an account (`claimable_name`), so the lobby never has to rename an
-account holder for someone else.
+name, with any of `-_.` for the hyphen — are never given to an account (`claimable_name`), so
+the lobby never has to rename an account holder for someone else, and no account passes for
+one of them. A name taken gets the first free `name2`, `name3`, … in a few queries however
+many asked for it before: `name_counters` keeps, per skeleton of a name asked for, the number
+to try next.
 
 Imports neither textual nor asyncssh.
 """
@@ -165,7 +168,19 @@ CREATE TABLE unfinished_tables (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
+# Names (issue 11, "Safe on the open internet"): `skeleton` now folds `_` and `.` into `-`,
+# so the stored skeletons are computed again; and the next number to try for a name asked
+# for and taken (`_new_account`), by the skeleton of that name: a claim of a name 1,500 keys
+# asked for before is a few queries, not 1,500.
+_V5 = """
+UPDATE accounts SET name_skeleton = skeleton(name);
+CREATE TABLE name_counters (
+    skeleton TEXT PRIMARY KEY,              -- skeleton() of a name asked for and taken
+    next INTEGER NOT NULL                   -- the number to try next: name2, name3, ...
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
 """`MIGRATIONS[i]` takes a database from schema version i to i + 1. Append only: a released
 script never changes (a database out there already ran it)."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -340,25 +355,25 @@ class AuditEntry:
 
 # ---- names ----------------------------------------------------------------------------------
 
-_LOBBY_SHAPED = re.compile(r"^(guest|bot)-|-(\d+)$", re.IGNORECASE)
+_SEPARATORS = "-_."
+"""What `clean_name` keeps between letters; `skeleton` makes them one."""
+_LOBBY_SHAPED = re.compile(r"^(guest|bot)[-_.]+|[-_.]+(\d+)$", re.IGNORECASE)
 
 
 def claimable_name(wanted: str) -> str:
     """The name an account may hold for `wanted` (a `clean_name`): the same, except that
-    names shaped like the lobby's own lose their hyphen — `guest-3` (a guest) is `guest3`,
-    `bot-Ana` (a bot) `botAna`, `ana-2` (a second session of ana) `ana2`."""
+    names shaped like the lobby's own, with any of `-_.` (and any number of them) for its
+    hyphen, lose their separators — `guest-3` and `guest_3` (a guest) are `guest3`, `bot-Ana`
+    and `bot.Ana` (a bot) `botAna`, `ana-2` and `ana_2` (a second session of ana) `ana2`."""
     name = _LOBBY_SHAPED.sub(lambda m: m.group(1) or m.group(2), wanted)
     return name[:MAX_NAME_LENGTH] or DEFAULT_NAME
 
 
-def alternatives(name: str) -> Iterator[str]:
-    """`name`, then `name2`, `name3`, …, each cut to fit `MAX_NAME_LENGTH`."""
-    yield name
-    n = 2
-    while True:
-        suffix = str(n)
-        yield name[: MAX_NAME_LENGTH - len(suffix)] + suffix
-        n += 1
+def numbered(name: str, number: int) -> str:
+    """`name` with `number` after it (`ana2`), `name` cut to fit `MAX_NAME_LENGTH` and
+    without separators at its end (`ana-` gives `ana2`, not the lobby-shaped `ana-2`)."""
+    suffix = str(number)
+    return name[: MAX_NAME_LENGTH - len(suffix)].rstrip(_SEPARATORS) + suffix
 
 
 def normal_code(code: str) -> str:
@@ -428,7 +443,7 @@ def connect(path: Path) -> sqlite3.Connection:
 
 def add_functions(conn: sqlite3.Connection) -> None:
     """Register the store's SQL functions on `conn`: `skeleton(name)` is
-    `perudo_ssh.names.skeleton` (migration 3 fills `accounts.name_skeleton` with it)."""
+    `perudo_ssh.names.skeleton` (migrations 3 and 5 fill `accounts.name_skeleton` with it)."""
     conn.create_function("skeleton", 1, skeleton, deterministic=True)
 
 
@@ -512,23 +527,47 @@ def _rating(row: sqlite3.Row) -> RatingRow:
     return _row_as(RatingRow, row)
 
 
-def _new_account(conn: sqlite3.Connection, wanted: str, now: float) -> Account:
-    """Create an account named `wanted`, or its first free alternative (in a transaction):
-    free when no account has that name in any case (`name_key`) nor one looking like it
+def _taken(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether an account has `name` in any case (`name_key`) or one looking like it
     (`name_skeleton`)."""
-    for name in alternatives(claimable_name(wanted)):
-        key, shape = name.casefold(), skeleton(name)
-        taken = conn.execute(
-            "SELECT 1 FROM accounts WHERE name_key = ? OR name_skeleton = ?", (key, shape)
+    return (
+        conn.execute(
+            "SELECT 1 FROM accounts WHERE name_key = ? OR name_skeleton = ? LIMIT 1",
+            (name.casefold(), skeleton(name)),
         ).fetchone()
-        if taken is None:
-            cursor = conn.execute(
-                "INSERT INTO accounts (name, name_key, name_skeleton, created) VALUES (?, ?, ?, ?)",
-                (name, key, shape, now),
-            )
-            assert cursor.lastrowid is not None
-            return Account(id=cursor.lastrowid, name=name)
-    raise AssertionError("alternatives never end")
+        is not None
+    )
+
+
+def _new_account(conn: sqlite3.Connection, wanted: str, now: float) -> Account:
+    """Create an account (in the caller's transaction) named `claimable_name(wanted)` if
+    free (`_taken`), else `numbered(that, n)` for the first free n from the name's counter
+    (`name_counters`, by its skeleton; 2 for a name never taken before), which is then set
+    past n. A number found taken (someone asked for `ana3` itself) is passed over once and
+    never tried again, so a claim makes a bounded number of queries, amortised, however many
+    claimed that name before; an account deleted since does not give its number back. The
+    first claims are as without a counter: `ana`, then `ana2`, `ana3`, …; names that look
+    alike share one counter (`ana`, then the Cyrillic `аna` is `аna2`, Greek `ΑΝΑ` is `ΑΝΑ3`).
+    """
+    name = claimable_name(wanted)
+    if _taken(conn, name):
+        shape = skeleton(name)
+        row = conn.execute("SELECT next FROM name_counters WHERE skeleton = ?", (shape,)).fetchone()
+        number = 2 if row is None else max(2, int(row["next"]))
+        base = name
+        while _taken(conn, name := numbered(base, number)):
+            number += 1
+        conn.execute(
+            "INSERT INTO name_counters (skeleton, next) VALUES (?, ?)"
+            " ON CONFLICT (skeleton) DO UPDATE SET next = excluded.next",
+            (shape, number + 1),
+        )
+    cursor = conn.execute(
+        "INSERT INTO accounts (name, name_key, name_skeleton, created) VALUES (?, ?, ?, ?)",
+        (name, name.casefold(), skeleton(name), now),
+    )
+    assert cursor.lastrowid is not None
+    return Account(id=cursor.lastrowid, name=name)
 
 
 def _claim_key(conn: sqlite3.Connection, fingerprint: str, wanted: str, now: float) -> Claim:
@@ -844,7 +883,8 @@ class Store:
         """The account of key `fingerprint`; a key seen for the first time claims `wanted`
         (a `clean_name`) — or, if another key holds that name or one looking like it
         (`perudo_ssh.names.skeleton`: the Cyrillic "аna" is taken by "ana"), or it is
-        lobby-shaped (`claimable_name`), the first free alternative (`ana2`, `ana3`, …)."""
+        lobby-shaped (`claimable_name`), the first free alternative (`ana2`, `ana3`, …; a
+        few queries however many keys asked for that name before: `_new_account`)."""
         return await self._run(_claim_key, fingerprint, wanted, _now(now))
 
     async def account_for_key(self, fingerprint: str) -> Account | None:

@@ -41,6 +41,7 @@ TABLES_BY_VERSION = {
     2: {"link_codes", "ratings", "bans", "mutes", "audit"},
     3: set(),  # a column: accounts.name_skeleton
     4: {"unfinished_tables"},
+    5: {"name_counters"},  # and accounts.name_skeleton computed again
 }
 
 
@@ -113,8 +114,9 @@ async def test_a_database_of_every_earlier_version_is_migrated_keeping_its_rows(
             assert account is not None and (account.id, account.name) == (7, "Ana")
             with sqlite3.connect(db) as check:
                 skeletons = check.execute("SELECT name_skeleton FROM accounts").fetchall()
-            # filled by the v3 migration (a row inserted at v3 itself skipped the store's code)
-            assert skeletons == [("ana",) if version < 3 else ("",)]
+            # filled by the v3 migration, and again by v5 (for a row inserted at v3 or v4
+            # itself, which skipped the store's code)
+            assert skeletons == [("ana",)]
             (summary,) = await store.games_of(7)
             assert (summary.id, summary.preset, summary.place) == (3, "club", 1)
         # the tables of the later versions work
@@ -152,6 +154,43 @@ async def test_migration_3_fills_the_skeletons_of_the_names_already_there(tmp_pa
         # both look-alikes keep their names; a new one gets an alternative
         assert (await store.account(2)) == Account(2, "\u0430na")
         assert (await store.claim_key("SHA256:new", "ΑΝΑ")).account.name == "ΑΝΑ2"
+    finally:
+        await store.close()
+
+
+async def test_migration_5_computes_the_skeletons_again_and_adds_the_name_counters(tmp_path):
+    db = tmp_path / "v4.db"
+    with sqlite3.connect(db, isolation_level=None) as conn:
+        migrate(conn, to=4)
+        # the skeletons as version 4 computed them: `_` and `.` were themselves
+        conn.executemany(
+            "INSERT INTO accounts (id, name, name_key, name_skeleton, created)"
+            " VALUES (?, ?, ?, ?, 1.0)",
+            [
+                (1, "alice_2", "alice_2", "alice_2"),
+                (2, "a.b", "a.b", "a.b"),
+                (3, "Ana", "ana", "ana"),
+            ],
+        )
+    conn.close()
+    store = await Store.open(db)
+    try:
+        with sqlite3.connect(db) as check:
+            assert schema_version(check) == SCHEMA_VERSION == 5
+            rows = check.execute("SELECT id, name, name_skeleton FROM accounts ORDER BY id")
+            assert rows.fetchall() == [
+                (1, "alice_2", "alice-2"),
+                (2, "a.b", "a-b"),
+                (3, "Ana", "ana"),
+            ]
+            assert check.execute("SELECT * FROM name_counters").fetchall() == []
+        # the names claimed before keep them; a look-alike by its separator gets a number
+        assert (await store.account(1)) == Account(1, "alice_2")
+        assert (await store.claim_key("SHA256:new", "a-b")).account.name == "a-b2"
+        assert (await store.claim_key("SHA256:ana", "ana")).account.name == "ana2"
+        with sqlite3.connect(db) as check:
+            counters = check.execute("SELECT * FROM name_counters ORDER BY skeleton").fetchall()
+            assert counters == [("a-b", 3), ("ana", 3)]
     finally:
         await store.close()
 
@@ -358,6 +397,21 @@ async def test_serve_creates_the_db_file_and_refuses_one_it_cannot_use(tmp_path)
         ("ana-b", "ana-b"),
         ("guest", "guest"),
         ("-", "-"),
+        # any of `-_.` passes for the lobby's hyphen (issue 11)
+        ("bot.Ana", "botAna"),
+        ("bot_Ana", "botAna"),
+        ("alice_2", "alice2"),
+        ("alice.2", "alice2"),
+        ("guest_3", "guest3"),
+        ("GUEST.3", "GUEST3"),
+        # several separators go at once: none is left to make the shape again
+        ("bot--Ana", "botAna"),
+        ("bot._Ana", "botAna"),
+        ("alice-_2", "alice2"),
+        ("bot.Ana_2", "botAna2"),
+        ("a_b.c-d", "a_b.c-d"),
+        ("ana_b2", "ana_b2"),
+        ("robot.x", "robot.x"),
     ],
 )
 def test_names_shaped_like_the_lobby_s_own_lose_their_hyphen(wanted, claimable):
@@ -403,6 +457,73 @@ async def test_a_name_looking_like_a_taken_one_gets_the_next_free_one(tmp_path):
         assert (await store.claim_key("SHA256:ivan", "Иван")).account.name == "Иван"
         assert (await store.claim_key("SHA256:eva", "ανα")).account.name == "ανα"  # "ava"
         assert (await store.claim_key("SHA256:ava", "ava")).account.name == "ava2"
+    finally:
+        await store.close()
+
+
+async def test_lobby_shaped_names_with_any_separator_are_never_given(tmp_path):
+    store = await Store.open(tmp_path / "perudo.db")
+    try:
+        assert (await store.claim_key("SHA256:1", "bot.Ana")).account.name == "botAna"
+        assert (await store.claim_key("SHA256:2", "alice_2")).account.name == "alice2"
+        assert (await store.claim_key("SHA256:3", "guest_3")).account.name == "guest3"
+        # skeleton folds `_ . -`: "alice_b" looks like "alice.b" and "alice-b"
+        assert (await store.claim_key("SHA256:4", "alice_b")).account.name == "alice_b"
+        assert (await store.claim_key("SHA256:5", "alice.b")).account.name == "alice.b2"
+        assert (await store.claim_key("SHA256:6", "alice-b")).account.name == "alice-b3"
+        # a taken name ending in a separator: its number does not make "ana-2"
+        assert (await store.claim_key("SHA256:7", "ana-")).account.name == "ana-"
+        assert (await store.claim_key("SHA256:8", "ana_")).account.name == "ana2"
+    finally:
+        await store.close()
+
+
+async def trace(store: Store) -> list[str]:
+    """The SQL statements the store's connection runs from now on (set in its thread)."""
+    statements: list[str] = []
+    await store._run(lambda conn: conn.set_trace_callback(statements.append))
+    return statements
+
+
+async def test_a_name_many_keys_ask_for_costs_each_claim_a_few_statements(tmp_path):
+    """Issue 11: 1,500 keys asking for one name made each login walk zz2, zz3, ... with a
+    query each; the name counter makes a claim a bounded number of statements."""
+    store = await Store.open(tmp_path / "perudo.db")
+    try:
+        statements = await trace(store)
+        names, counts = [], []
+        for i in range(300):
+            before = len(statements)
+            names.append((await store.claim_key(f"SHA256:{i}", "zz")).account.name)
+            counts.append(len(statements) - before)
+        assert names == ["zz"] + [f"zz{n}" for n in range(2, 301)]
+        # BEGIN, the key, the name, the counter, the number, account, counter, key, COMMIT:
+        # the 300th claim costs what the 2nd did
+        assert counts[0] == 6 and set(counts[1:]) == {9}
+    finally:
+        await store.close()
+
+
+async def test_a_number_taken_directly_is_passed_over_once(tmp_path):
+    store = await Store.open(tmp_path / "perudo.db")
+    try:
+        statements = await trace(store)
+        assert (await store.claim_key("SHA256:1", "ana")).account.name == "ana"
+        assert (await store.claim_key("SHA256:3", "ana3")).account.name == "ana3"
+        assert (await store.claim_key("SHA256:2", "ana")).account.name == "ana2"
+        before = len(statements)
+        assert (await store.claim_key("SHA256:4", "ana")).account.name == "ana4"
+        skipping = len(statements) - before
+        before = len(statements)
+        assert (await store.claim_key("SHA256:5", "ANA")).account.name == "ANA5"
+        assert len(statements) - before == skipping - 1  # ana3 is not tried again
+        # names cut to fit 16 characters with their number
+        long = "abcdefghijklmnop"
+        claimed = [(await store.claim_key(f"SHA256:l{i}", long)).account.name for i in range(11)]
+        assert claimed == [long] + [f"abcdefghijklmno{n}" for n in range(2, 10)] + [
+            "abcdefghijklmn10",
+            "abcdefghijklmn11",
+        ]
     finally:
         await store.close()
 
