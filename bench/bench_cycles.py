@@ -90,7 +90,7 @@ async def main(
     if forget:
         forget_finished_widgets(tracked)
     tmp = Path(tempfile.mkdtemp())
-    limits = Limits(max_sessions_per_address=0)
+    limits = Limits(max_sessions_per_address=0, connection_rate_per_address=0, max_startups="0")
     stored = StoredServer(db=tmp / "perudo.db", host_keys=tmp / "keys", limits=limits)
     if store:
         await stored.start()

@@ -107,6 +107,8 @@ max_sessions = 0
 max_sessions_per_address = 0
 max_sessions_per_key = 0
 max_connections_per_address = 0
+connection_rate_per_address = 0
+max_startups = "0"
 lobby_idle_timeout = 0
 login_timeout = 0
 """

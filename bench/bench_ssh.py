@@ -45,7 +45,10 @@ def rss_mb() -> float:
 async def main(sessions: int) -> None:
     keys = Path(tempfile.mkdtemp()) / "keys"
     # every session comes from one address with one key: no session limits here
-    unlimited = Limits(max_sessions=0, max_sessions_per_address=0, max_sessions_per_key=0)
+    unlimited = Limits(
+        max_sessions=0, max_sessions_per_address=0, max_sessions_per_key=0,
+        connection_rate_per_address=0, max_startups="0",
+    )  # fmt: skip
     acceptor, lobby = await start_game_server(
         "127.0.0.1", 0, keys, Lobby(bot_delay=(0, 0), rng=random.Random(1)), limits=unlimited
     )

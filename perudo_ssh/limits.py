@@ -15,7 +15,7 @@ from typing import Final
 
 import msgspec
 
-__all__ = ["DEFAULT_LIMITS", "MINIMUM", "Limits", "limit_error"]
+__all__ = ["DEFAULT_LIMITS", "MINIMUM", "Limits", "limit_error", "startups"]
 
 
 class Limits(msgspec.Struct, frozen=True, kw_only=True):
@@ -34,6 +34,20 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     """SSH connections from one client IP address (an IPv6 address's /64) open at once,
     logged in or not, with sessions or not; one more is closed as soon as it opens, before
     it logs in; 0: no limit."""
+    max_startups: str = "10:30:100"
+    """SSH connections not logged in yet, in all, as OpenSSH's `MaxStartups start:rate:full`
+    (issue 11): past `start` of them a new one is refused with a probability of `rate` %,
+    rising linearly to 100 % at `full` (random early drop). Our difference: a connection from
+    an address with none not logged in yet is never refused before `full`, and at `full` it
+    takes the place of the newest one of the address holding the most (one address cannot
+    keep every other out). "0": no limit."""
+    connection_rate_per_address: float = 2.0
+    """New SSH connections per second one client IP address (an IPv6 address's /64) may
+    open, sustained, after a burst of `connection_burst_per_address`; one more is closed as
+    soon as it opens, before the key exchange (which costs the server CPU); 0: no limit."""
+    connection_burst_per_address: int = 20
+    """New SSH connections one address may open at once before `connection_rate_per_address`
+    holds it back; at least 1."""
     login_timeout: float = 30.0
     """Seconds a client has to finish logging in before it is disconnected, and that a
     logged-in connection may stay without a session (a game or a command) open, after it
@@ -65,11 +79,14 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
                 raise ValueError(error)
 
 
-_FLOATS: Final = frozenset({"login_timeout", "keepalive_interval", "lobby_idle_timeout"})
+_FLOATS: Final = frozenset(
+    {"login_timeout", "keepalive_interval", "lobby_idle_timeout", "connection_rate_per_address"}
+)
 MINIMUM: Final[dict[str, int]] = {
     name: 1
     for name in (
         "keepalive_count_max",
+        "connection_burst_per_address",
         "input_bytes_per_second",
         "output_queue_events",
         "output_buffer_bytes",
@@ -86,15 +103,41 @@ def limit_error(name: str, value: object) -> str | None:
         known = ", ".join(Limits.__struct_fields__)
         return f"unknown setting {name!r} (known: {known})"
     least = MINIMUM.get(name, 0)
+    if name == "max_startups":
+        if not isinstance(value, str) or startups(value) is None:
+            return (
+                f'max_startups must be "start:rate:full" (whole numbers, start <= full,'
+                f' rate at most 100) or "0", not {value!r}'
+            )
+        return None
     if name in _FLOATS:
+        unit = "connections a second" if name.startswith("connection_rate") else "seconds"
         if isinstance(value, bool) or not isinstance(value, int | float) or not value >= least:
+            if unit != "seconds":
+                return f"{name} must be a number ({unit}) of at least {least}, not {value!r}"
             return f"{name} must be a number of seconds of at least {least}, not {value!r}"
         if value == float("inf"):
-            return f"{name} must be a finite number of seconds (0: never), not {value!r}"
+            return f"{name} must be a finite number of {unit} (0: no limit), not {value!r}"
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
         return f"{name} must be a whole number of at least {least}, not {value!r}"
     return None
+
+
+def startups(value: str) -> tuple[int, int, int] | None:
+    """`max_startups` as (start, rate %, full): "10:30:100" is (10, 30, 100), a single
+    number N is (N, 100, N) as in OpenSSH, "0" is (0, 0, 0), no limit; None when `value` is
+    not such a setting."""
+    parts = value.split(":")
+    if len(parts) not in (1, 3) or not all(p.isdigit() and p.isascii() for p in parts):
+        return None
+    if len(parts) == 1:
+        n = int(parts[0])
+        return (0, 0, 0) if n == 0 else (n, 100, n)
+    start, rate, full = (int(p) for p in parts)
+    if not (1 <= start <= full and rate <= 100):
+        return None
+    return start, rate, full
 
 
 DEFAULT_LIMITS: Final = Limits()

@@ -24,7 +24,7 @@ from textual.widgets import Label
 from perudo_ssh import protocol as P
 from perudo_ssh.config import ConfigError, parse_config
 from perudo_ssh.i18n import translator
-from perudo_ssh.limits import DEFAULT_LIMITS, Limits, limit_error
+from perudo_ssh.limits import DEFAULT_LIMITS, Limits, limit_error, startups
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.serve import start_game_server
 from perudo_ssh.ssh.admission import (
@@ -54,6 +54,9 @@ def test_the_defaults() -> None:
         max_sessions_per_address=10,
         max_sessions_per_key=4,
         max_connections_per_address=20,
+        max_startups="10:30:100",
+        connection_rate_per_address=2.0,
+        connection_burst_per_address=20,
         login_timeout=30.0,
         keepalive_interval=30.0,
         keepalive_count_max=3,
@@ -69,6 +72,17 @@ def test_the_defaults() -> None:
 
 WHOLE = "{} must be a whole number of at least {}, not {}"
 SECONDS = "{} must be a number of seconds of at least 0, not {}"
+STARTUPS = (
+    'max_startups must be "start:rate:full" (whole numbers, start <= full, rate at most 100)'
+    ' or "0", not {}'
+)
+
+
+def test_max_startups_reads_as_openssh_does() -> None:
+    assert startups("10:30:100") == (10, 30, 100)
+    assert startups("20") == (20, 100, 20)
+    assert startups("0") == (0, 0, 0)
+    assert startups("0:30:100") is None and startups("") is None and startups("a:b:c") is None
 
 
 @pytest.mark.parametrize(
@@ -84,7 +98,16 @@ SECONDS = "{} must be a number of seconds of at least 0, not {}"
         ("login_timeout", -0.5, SECONDS.format("login_timeout", -0.5)),
         ("lobby_idle_timeout", "1h", SECONDS.format("lobby_idle_timeout", "'1h'")),
         ("lobby_idle_timeout", float("inf"),
-         "lobby_idle_timeout must be a finite number of seconds (0: never), not inf"),
+         "lobby_idle_timeout must be a finite number of seconds (0: no limit), not inf"),
+        ("connection_rate_per_address", -1,
+         "connection_rate_per_address must be a number (connections a second) of at least 0,"
+         " not -1"),
+        ("connection_burst_per_address", 0, WHOLE.format("connection_burst_per_address", 1, 0)),
+        ("max_startups", "10:30", STARTUPS.format("'10:30'")),
+        ("max_startups", "20:30:10", STARTUPS.format("'20:30:10'")),
+        ("max_startups", "1:101:10", STARTUPS.format("'1:101:10'")),
+        ("max_startups", 10, STARTUPS.format("10")),
+        ("max_startups", "１０", STARTUPS.format("'１０'")),
         ("max_players", 3,
          f"unknown setting 'max_players' (known: {', '.join(Limits.__struct_fields__)})"),
     ],
@@ -220,25 +243,99 @@ class FakeConnection:
 async def test_connections_are_counted_by_address_and_released_once() -> None:
     conns = Connections(Limits(max_connections_per_address=2))
     a, b, c, d, e = (FakeConnection() for _ in range(5))
-    assert conns.admit(a, "10.0.0.1") and conns.admit(b, "10.0.0.1")
-    assert conns.admit(b, "10.0.0.1")  # the same one again: counted once
-    assert not conns.admit(c, "10.0.0.1")  # the third from one address
-    assert conns.admit(c, "10.0.0.2") and conns.admit(d, None)  # unknown: not per address
-    assert not conns.admit(e, "::ffff:10.0.0.1")  # the same address, IPv4-mapped
+    assert conns.admit(a, "10.0.0.1") is None and conns.admit(b, "10.0.0.1") is None
+    assert conns.admit(b, "10.0.0.1") is None  # the same one again: counted once
+    refused = conns.admit(c, "10.0.0.1")  # the third from one address
+    assert refused is not None and (refused.reason, refused.limit) == ("address_full", 2)
+    assert refused.message == "too many connections from your address (limit: 2)"
+    assert conns.admit(c, "10.0.0.2") is None
+    assert conns.admit(d, None) is None  # unknown: not per address
+    assert conns.admit(e, "::ffff:10.0.0.1") is not None  # the same address, IPv4-mapped
     assert (len(conns), conns.of_address("10.0.0.1"), conns.tracked) == (4, 2, 2)
     conns.release(a)
     conns.release(a)  # a second release gives nothing more back
     conns.release(e)  # never counted: nothing
     assert (len(conns), conns.of_address("10.0.0.1")) == (3, 1)
-    assert conns.admit(e, "10.0.0.1")
+    assert conns.admit(e, "10.0.0.1") is None
     assert conns.close_all() == 4
     assert [x.closes for x in (a, b, c, d, e)] == [0, 1, 1, 1, 1]
     assert await conns.wait_closed(5) is True
     for x in (b, c, d, e):
         conns.release(x)
     assert (len(conns), conns.tracked) == (0, 0)
-    unlimited = Connections(Limits(max_connections_per_address=0))
-    assert all(unlimited.admit(FakeConnection(), "10.0.0.1") for _ in range(100))
+    kept = [FakeConnection() for _ in range(100)]
+    unlimited_rate = Connections(
+        Limits(max_connections_per_address=0, connection_rate_per_address=0, max_startups="0")
+    )
+    assert all(unlimited_rate.admit(c, "10.0.0.1") is None for c in kept)
+
+
+def test_new_connections_per_address_are_rate_limited_with_a_burst() -> None:
+    now = [100.0]
+    limits = Limits(
+        max_connections_per_address=0, connection_rate_per_address=2.0,
+        connection_burst_per_address=3, max_startups="0",
+    )  # fmt: skip
+    conns = Connections(limits, clock=lambda: now[0])
+    kept = [FakeConnection() for _ in range(20)]
+    assert [conns.admit(c, "10.0.0.1") for c in kept[:3]] == [None] * 3  # the burst
+    refused = conns.admit(kept[3], "10.0.0.1")
+    assert refused is not None and (refused.reason, refused.limit) == ("address_rate", 2.0)
+    assert refused.message == "too many new connections from your address; wait a moment"
+    assert conns.admit(kept[4], "10.0.0.2") is None  # another address: its own bucket
+    assert conns.admit(kept[5], "2001:db8::1") is None
+    now[0] += 0.25  # half a token back: still refused, and the refusal takes none
+    assert conns.admit(kept[6], "10.0.0.1") is not None
+    now[0] += 0.25
+    assert conns.admit(kept[7], "10.0.0.1") is None  # one token after 0.5 s
+    assert conns.admit(kept[8], "10.0.0.1") is not None
+    now[0] += 60  # refilled up to the burst, never above it
+    assert [conns.admit(c, "10.0.0.1") for c in kept[9:13]] == [None, None, None, refused]
+
+
+def test_max_startups_drops_at_random_past_start_and_one_address_cannot_keep_others_out() -> None:
+    import random as random_module
+
+    limits = Limits(max_connections_per_address=0, connection_rate_per_address=0,
+                    max_startups="4:50:8")  # fmt: skip
+    conns = Connections(limits, rng=random_module.Random(3))
+    kept = [FakeConnection() for _ in range(400)]
+    flood = iter(kept)
+    # from one address: the first 4 always, then some refused at random, never past 8
+    verdicts = [conns.admit(next(flood), "10.0.0.1") for _ in range(200)]
+    assert verdicts[:4] == [None] * 4
+    admitted = sum(v is None for v in verdicts)
+    assert conns.starting == admitted == 8
+    (reason,) = {v.reason for v in verdicts if v is not None}
+    assert reason == "startups"
+    refused = next(v for v in verdicts if v is not None)
+    assert refused.message == "the server is busy with logins; try again in a moment"
+    # past start, each one is refused with a chance of at least 50 %
+    between = verdicts[4:]
+    assert sum(v is not None for v in between[:8]) >= 1
+    # a login from another address still gets in: the flood's newest makes room for it
+    evicted: list[FakeConnection] = []
+    newcomer = next(flood)
+    assert conns.admit(newcomer, "10.0.0.2", evicted.append) is None
+    flood_admitted = [c for c, v in zip(kept[:200], verdicts, strict=True) if v is None]
+    assert evicted == [flood_admitted[-1]]
+    assert conns.starting == 8
+    # logged in: it no longer counts, and the flood gets one more place (or not, at random)
+    conns.logged_in(newcomer)
+    assert conns.starting == 7
+    # a second one from that address is no first: no eviction for it at full
+    conns.admit(next(flood), "10.0.0.1")
+    second = next(flood)
+    while conns.starting < 8:
+        conns.admit(second, "10.0.0.1")
+        second = next(flood)
+    assert conns.admit(next(flood), "10.0.0.2") is None  # none starting from there again
+    assert conns.admit(next(flood), "10.0.0.2") is not None  # at full, and not a first
+    # every release gives its place back
+    for c in kept:
+        conns.release(c)
+    conns.release(newcomer)
+    assert (len(conns), conns.starting) == (0, 0)
 
 
 async def test_waiting_for_connections_is_bounded() -> None:
@@ -252,8 +349,8 @@ async def test_waiting_for_connections_is_bounded() -> None:
 def test_a_connection_freed_without_a_release_gives_its_place_back() -> None:
     conns = Connections(Limits(max_connections_per_address=1))
     conns.admit(FakeConnection(), "10.0.0.1")  # no reference kept: freed at once
-    assert (len(conns), conns.tracked) == (0, 0)
-    assert conns.admit(FakeConnection(), "10.0.0.1")
+    assert (len(conns), conns.tracked, conns.starting) == (0, 0, 0)
+    assert conns.admit(FakeConnection(), "10.0.0.1") is None
 
 
 # ---- over real SSH -----------------------------------------------------------------------
@@ -408,7 +505,7 @@ async def test_a_full_server_says_so(tmp_path: Path) -> None:
 
 
 async def test_clients_vanishing_at_any_moment_give_their_places_back(tmp_path: Path) -> None:
-    limits = Limits(max_sessions=3, max_sessions_per_address=3)
+    limits = Limits(max_sessions=3, max_sessions_per_address=3, connection_rate_per_address=0)
     async with hello_server(tmp_path, limits) as (port, counts):
         for cycle in range(24):
             conn = await asyncssh.connect(
@@ -462,7 +559,8 @@ async def test_the_21st_connection_from_one_address_is_closed_before_it_logs_in(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="perudo_ssh")
-    async with hello_server_with(tmp_path, DEFAULT_LIMITS) as (port, counts, conns):
+    limits = Limits(connection_rate_per_address=0)  # (its own test, below)
+    async with hello_server_with(tmp_path, limits) as (port, counts, conns):
         opened = [await guest(port, f"g{i}") for i in range(20)]  # logged in, no channel
         assert (len(conns), conns.of_address("127.0.0.1")) == (20, 20)
         with pytest.raises(asyncssh.DisconnectError) as refused:

@@ -264,3 +264,87 @@ async def test_a_big_paste_in_small_packets_is_cut_and_the_session_lives(tmp_pat
         assert await term.ended(10) == 0
         await term.close()
         await until(lambda: counts.total == 0, "the session to end", timeout=5)
+
+
+# ---- connections before login: a rate per address, a server-wide cap ---------------------------
+
+
+async def _guest_from(port: int, name: str, address: str) -> asyncssh.SSHClientConnection:
+    """A guest logged in from the loopback `address` (127.0.0.0/8 is all this machine's)."""
+    from tests.test_limits import Guest
+
+    conn, _ = await asyncssh.create_connection(
+        Guest, "127.0.0.1", port, username=name, known_hosts=None, config=None,
+        client_keys=None, agent_path=None, preferred_auth="keyboard-interactive",
+        local_addr=(address, 0),
+    )  # fmt: skip
+    return conn
+
+
+async def _waiting(port: int, address: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection from `address` that reads the server's version and says nothing: it
+    holds a place before login (until the login timeout)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(address, 0))
+    assert (await asyncio.wait_for(reader.readline(), 5)).startswith(b"SSH-2.0-")
+    return reader, writer
+
+
+async def test_new_connections_from_one_address_are_held_to_a_rate(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="perudo_ssh")
+    limits = Limits(connection_burst_per_address=3, connection_rate_per_address=0.01)
+    async with hello_server_with(tmp_path, limits) as (port, _counts, conns):
+        opened = [await _guest_from(port, f"g{i}", "127.0.0.1") for i in range(3)]
+        with pytest.raises(asyncssh.DisconnectError) as refused:
+            await _guest_from(port, "g3", "127.0.0.1")
+        assert refused.value.code == asyncssh.DISC_TOO_MANY_CONNECTIONS
+        assert str(refused.value).startswith("too many new connections from your address")
+        (record,) = events_named(caplog, "connection_refused")
+        assert (record.fields["reason"], record.fields["limit"]) == ("address_rate", 0.01)
+        opened.append(await _guest_from(port, "other", "127.0.0.2"))  # its own rate
+        assert len(conns) == 4
+        for conn in opened:
+            conn.close()
+            await conn.wait_closed()
+
+
+async def test_a_flood_of_waiting_connections_cannot_keep_a_player_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="perudo_ssh")
+    limits = Limits(max_startups="2:100:4", connection_rate_per_address=0)
+    async with hello_server_with(tmp_path, limits) as (port, _counts, conns):
+        # four wait before login: two from one address (under start), then one from each of
+        # two others (past start, only an address's first is let in): the cap is full
+        flood = [await _waiting(port, f"127.0.0.{n}") for n in (2, 2, 3, 4)]
+        assert conns.starting == 4
+        # one more from a flooding address: refused (past start: at 100 %)
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", port, local_addr=("127.0.0.2", 0)
+        )
+        assert await asyncio.wait_for(reader.read(), 5) is not None  # closed by the server
+        writer.close()
+        (refused,) = events_named(caplog, "connection_refused")
+        assert (refused.fields["reason"], refused.fields["limit"]) == ("startups", "2:100:4")
+        # a player from another address gets in: the newest of a flood's takes the fall
+        player = await _guest_from(port, "ana", "127.0.0.9")
+        (evicted,) = events_named(caplog, "connection_evicted")
+        assert evicted.fields["peer"].startswith("127.0.0.2:")  # the address holding most
+        closed = []
+        for reader, writer in flood:
+            try:
+                data = await asyncio.wait_for(reader.read(65536), 0.5)
+            except TimeoutError:
+                continue
+            while data:
+                data = await asyncio.wait_for(reader.read(65536), 5)
+            closed.append(writer)
+        assert len(closed) == 1
+        assert conns.starting == 3  # ana logged in: she holds no place before login
+        player.close()
+        await player.wait_closed()
+        for _, writer in flood:
+            writer.close()
+        await until(lambda: len(conns) == 0, "every place to be given back", timeout=5)
+        assert conns.starting == 0

@@ -441,7 +441,7 @@ async def test_a_thousand_cycles_leave_no_tasks_apps_sessions_or_memory(
     server = StoredServer(
         db=tmp_path / "perudo.db",
         host_keys=tmp_path / "keys",
-        limits=Limits(max_sessions_per_address=0),
+        limits=Limits(max_sessions_per_address=0, connection_rate_per_address=0),
     )
     await server.start()
     assert server.lobby is not None

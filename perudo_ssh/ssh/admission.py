@@ -14,18 +14,21 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import random
+import time
 import weakref
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from perudo_ssh.i18n import N_
-from perudo_ssh.limits import Limits
+from perudo_ssh.limits import Limits, startups
 
 __all__ = [
     "Admission",
     "Connection",
+    "ConnectionRefusal",
     "Connections",
     "SessionCounts",
     "SessionRefusal",
@@ -136,6 +139,34 @@ class SessionCounts:
                     del counter[name]  # no growth with the number of addresses ever seen
 
 
+CONNECTIONS_FULL = "too many connections from your address (limit: {limit})"
+"""Why a connection past `Limits.max_connections_per_address` is closed (English: the
+client's language is not known before it logs in; OpenSSH prints it)."""
+CONNECTIONS_TOO_FAST = "too many new connections from your address; wait a moment"
+"""Why a connection past `Limits.connection_rate_per_address` is closed."""
+STARTUPS_FULL = "the server is busy with logins; try again in a moment"
+"""Why a connection is refused past `Limits.max_startups`, or closed to make room."""
+
+
+@dataclass(frozen=True)
+class ConnectionRefusal:
+    """Why a connection is not admitted: `reason` for the log ("address_full",
+    "address_rate", "startups"), `message` for the client's SSH disconnect, `limit` the
+    setting's value."""
+
+    reason: str
+    message: str
+    limit: int | float | str
+
+
+_BUCKETS_KEPT = 4096
+"""Addresses whose new-connection rate is tracked before the full buckets are forgotten."""
+
+
+def _close(conn: Connection) -> None:
+    conn.close()
+
+
 class Connection(Protocol):
     """What `Connections` needs of a connection (an `asyncssh.SSHServerConnection`)."""
 
@@ -156,11 +187,30 @@ class Connections:
     stopping server closes those still open with `close_all` and waits for them with
     `wait_closed`."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
         self.limits = limits
         # id(connection) -> (a weak reference to it, the address group it is counted in)
         self._open: dict[int, tuple[weakref.ref[Connection], str | None]] = {}
         self._by_address: Counter[str] = Counter()
+        # those not logged in yet (`max_startups`), oldest first: id -> address group
+        self._startups: dict[int, str | None] = {}
+        self._startups_by_address: Counter[str | None] = Counter()
+        # address group -> (tokens, when counted), `connection_rate_per_address`
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._clock = clock
+        self._rng = rng or random.Random()
+        self._startup_limits = startups(limits.max_startups) or (0, 0, 0)
+
+    @property
+    def starting(self) -> int:
+        """Connections admitted and not logged in yet (`logged_in`, `release`)."""
+        return len(self._startups)
 
     def __len__(self) -> int:
         """Connections open (admitted, not released yet)."""
@@ -176,17 +226,32 @@ class Connections:
         """Addresses with open connections: what the counts hold in memory."""
         return len(self._by_address)
 
-    def admit(self, conn: Connection, address: str | None) -> bool:
+    def admit(
+        self,
+        conn: Connection,
+        address: str | None,
+        evict: Callable[[Connection], None] | None = None,
+    ) -> ConnectionRefusal | None:
         """Count `conn`, just opened from IP `address` (None: unknown, not counted per
-        address); False, counting nothing, when its address already has
-        `max_connections_per_address` open. Admitting one already open does nothing."""
+        address), as not logged in yet; None when admitted. Refused, counting nothing: past
+        `max_connections_per_address` from its address ("address_full"), past its address's
+        `connection_rate_per_address` ("address_rate": the refusal uses up no token), or by
+        `max_startups` ("startups"). To make room at `full` the newest connection not logged
+        in of the address holding the most is given to `evict` (default: closed) and stops
+        being counted as starting. Admitting one already open does nothing."""
         key = id(conn)
         if key in self._open:
-            return True
+            return None
         group = address_group(address)
-        most = self.limits.max_connections_per_address
+        limits = self.limits
+        most = limits.max_connections_per_address
         if most and group is not None and self._by_address[group] >= most:
-            return False
+            return ConnectionRefusal("address_full", CONNECTIONS_FULL.format(limit=most), most)
+        if group is not None and not self._take_token(group):
+            rate = limits.connection_rate_per_address
+            return ConnectionRefusal("address_rate", CONNECTIONS_TOO_FAST, rate)
+        if not self._make_startup_room(group, evict):
+            return ConnectionRefusal("startups", STARTUPS_FULL, limits.max_startups)
         forget = self._forget
 
         def freed(_: weakref.ref[Connection]) -> None:
@@ -195,7 +260,76 @@ class Connections:
         self._open[key] = (weakref.ref(conn, freed), group)
         if group is not None:
             self._by_address[group] += 1
+        if self._startup_limits[2]:
+            self._startups[key] = group
+            self._startups_by_address[group] += 1
+        return None
+
+    def logged_in(self, conn: Connection) -> None:
+        """`conn` has logged in: no longer counted against `max_startups`."""
+        self._end_startup(id(conn))
+
+    def _end_startup(self, key: int) -> None:
+        if key in self._startups:
+            group = self._startups.pop(key)
+            self._startups_by_address[group] -= 1
+            if self._startups_by_address[group] <= 0:
+                del self._startups_by_address[group]
+
+    def _take_token(self, group: str) -> bool:
+        """A token of `group`'s bucket (`connection_rate_per_address` a second, up to
+        `connection_burst_per_address`); False, taking none, when it has none left. Full
+        buckets are forgotten when the table grows, so it holds about the addresses of the
+        last few seconds only."""
+        rate = self.limits.connection_rate_per_address
+        if not rate:
+            return True
+        burst = float(self.limits.connection_burst_per_address)
+        now = self._clock()
+        tokens, then = self._buckets.get(group, (burst, now))
+        tokens = min(burst, tokens + (now - then) * rate)
+        if tokens < 1.0:
+            self._buckets[group] = (tokens, now)
+            return False
+        self._buckets[group] = (tokens - 1.0, now)
+        if len(self._buckets) > _BUCKETS_KEPT:
+            self._buckets = {
+                g: (t, w)
+                for g, (t, w) in self._buckets.items()
+                if min(burst, t + (now - w) * rate) < burst
+            }
         return True
+
+    def _make_startup_room(
+        self, group: str | None, evict: Callable[[Connection], None] | None
+    ) -> bool:
+        """Whether a new connection from `group` may start (`Limits.max_startups`), after
+        evicting one to make room if that is what it takes."""
+        start, rate, full = self._startup_limits
+        starting = len(self._startups)
+        if not full or starting < start:
+            return True
+        first_of_address = self._startups_by_address[group] == 0
+        if starting < full:
+            if first_of_address:
+                return True
+            # OpenSSH's random early drop: rate % at start, rising linearly to 100 % at full
+            chance = (rate + (100 - rate) * (starting - start) / max(1, full - start)) / 100
+            return self._rng.random() >= chance
+        if not first_of_address:
+            return False
+        hog, held = max(self._startups_by_address.items(), key=lambda item: item[1])
+        if held < 2:
+            return False
+        for key in reversed(self._startups):
+            if self._startups[key] == hog:
+                entry = self._open.get(key)
+                self._end_startup(key)
+                victim = entry[0]() if entry is not None else None
+                if victim is not None:
+                    (evict or _close)(victim)
+                return True
+        return False
 
     def release(self, conn: Connection) -> None:
         """Stop counting `conn` (once it has closed); nothing for one not counted."""
@@ -204,6 +338,7 @@ class Connections:
             self._forget(id(conn))
 
     def _forget(self, key: int) -> None:
+        self._end_startup(key)
         entry = self._open.pop(key, None)
         if entry is None:
             return

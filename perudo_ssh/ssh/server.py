@@ -28,7 +28,11 @@ counted by one `SessionCounts` shared by all its connections (a session past a l
 which in its terminal). The connections themselves are counted per address by one
 `Connections`: one past `max_connections_per_address` is closed as soon as it opens, before
 any authentication (the client is sent an SSH disconnect saying why, in English: its
-language is not known yet). A logged-in connection with no session channel open (a game or a
+language is not known yet), and so is one past its address's `connection_rate_per_address`
+(before the key exchange it would make the server compute) or refused by `max_startups`, the
+server-wide cap on connections not logged in yet (OpenSSH's random early drop; one from an
+address with none starting instead takes the place of the newest of the address holding the
+most, logged connection_evicted). A logged-in connection with no session channel open (a game or a
 command) for `login_timeout` seconds — since it logged in, or since its last session closed
 — is closed too (an OpenSSH ControlPersist master, a client that only logged in). A stopping
 server closes the connections it still has through `Connections.close_all`.
@@ -58,7 +62,7 @@ from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import normal_address
 from perudo_ssh.names import clean_name
-from perudo_ssh.ssh.admission import Connections, SessionCounts
+from perudo_ssh.ssh.admission import STARTUPS_FULL, Connections, SessionCounts
 from perudo_ssh.ssh.commands import CommandSession
 from perudo_ssh.ssh.hardening import (
     COMPRESSION_ALGS,
@@ -99,9 +103,6 @@ MAX_SESSIONS_PER_CONNECTION = 4
 LOGIN_TIMEOUT_EXPIRED = "Login timeout expired"
 """What asyncssh's login timer closes a connection with."""
 
-CONNECTIONS_FULL = "too many connections from your address (limit: {limit})"
-"""The SSH disconnect reason of a connection past `Limits.max_connections_per_address`
-(OpenSSH prints it). English: the client's language is not known before it logs in."""
 NO_SESSION = "no session opened in {seconds:g} seconds"
 """The SSH disconnect reason of a logged-in connection left without a session channel."""
 
@@ -109,6 +110,19 @@ BanCheck = Callable[[str | None, str | None, Collection[str]], str | None]
 """`(key fingerprint or None, IP address or None, the other keys of that key's account)` ->
 the banner to show a banned client (until when, why), or None when none of them is banned.
 Called on the event loop; must not block."""
+
+
+def _evicted(conn: Any) -> None:
+    """Close `conn`, not logged in yet, to make room for a connection from an address with
+    none starting (`Connections.admit`, `Limits.max_startups`)."""
+    log_event(
+        logger,
+        "connection_evicted",
+        level=logging.WARNING,
+        peer=_format_peer(conn.get_extra_info("peername")),
+        reason="startups",
+    )
+    conn.disconnect(asyncssh.DISC_TOO_MANY_CONNECTIONS, STARTUPS_FULL)
 
 
 def _format_peer(peername: tuple[str, int] | tuple[str, int, int, int] | None) -> str:
@@ -215,22 +229,25 @@ class _PerudoServer(asyncssh.SSHServer):
         peername = conn.get_extra_info("peername")
         self._peer = _format_peer(peername)
         self._address = normal_address(str(peername[0])) if peername else None
-        if self._connections is not None and not self._connections.admit(conn, self._address):
+        refusal = None
+        if self._connections is not None:
+            refusal = self._connections.admit(conn, self._address, _evicted)
+        if refusal is not None:
             self._refused = True
-            limit = self._connections.limits.max_connections_per_address
             log_event(
                 logger,
                 "connection_refused",
                 level=logging.WARNING,
                 peer=self._peer,
-                reason="address_full",
-                limit=limit,
+                reason=refusal.reason,
+                limit=refusal.limit,
             )
             # once asyncssh has sent its version (right after this returns): the client then
             # reads the reason (OpenSSH: "Received disconnect from ...: too many ...")
-            reason = CONNECTIONS_FULL.format(limit=limit)
             code = asyncssh.DISC_TOO_MANY_CONNECTIONS
-            self._loop.call_soon(conn.disconnect, code, reason, context=contextvars.Context())
+            self._loop.call_soon(
+                conn.disconnect, code, refusal.message, context=contextvars.Context()
+            )
             return
         log_event(logger, "connection_opened", peer=self._peer)
 
@@ -376,6 +393,8 @@ class _PerudoServer(asyncssh.SSHServer):
 
     def auth_completed(self) -> None:
         self._authenticated = True
+        if self._connections is not None and self._conn is not None:
+            self._connections.logged_in(self._conn)
         self._fingerprint = self._offered_fingerprint
         log_event(
             logger,
