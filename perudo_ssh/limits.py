@@ -39,8 +39,8 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     (issue 11): past `start` of them a new one is refused with a probability of `rate` %,
     rising linearly to 100 % at `full` (random early drop). Our difference: a connection from
     an address with none not logged in yet is never refused before `full`, and at `full` it
-    takes the place of the newest one of the address holding the most (one address cannot
-    keep every other out). "0": no limit."""
+    takes the place of the oldest one of the addresses holding the most (a few addresses
+    cannot keep every other out). "0": no limit."""
     connection_rate_per_address: float = 2.0
     """New SSH connections per second one client IP address (an IPv6 address's /64) may
     open, sustained, after a burst of `connection_burst_per_address`; one more is closed as

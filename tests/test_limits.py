@@ -313,12 +313,12 @@ def test_max_startups_drops_at_random_past_start_and_one_address_cannot_keep_oth
     # past start, each one is refused with a chance of at least 50 %
     between = verdicts[4:]
     assert sum(v is not None for v in between[:8]) >= 1
-    # a login from another address still gets in: the flood's newest makes room for it
+    # a login from another address still gets in: the flood's oldest makes room for it
     evicted: list[FakeConnection] = []
     newcomer = next(flood)
     assert conns.admit(newcomer, "10.0.0.2", evicted.append) is None
     flood_admitted = [c for c, v in zip(kept[:200], verdicts, strict=True) if v is None]
-    assert evicted == [flood_admitted[-1]]
+    assert evicted == [flood_admitted[0]]
     assert conns.starting == 8
     # logged in: it no longer counts, and the flood gets one more place (or not, at random)
     conns.logged_in(newcomer)

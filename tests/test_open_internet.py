@@ -327,7 +327,7 @@ async def test_a_flood_of_waiting_connections_cannot_keep_a_player_out(
         writer.close()
         (refused,) = events_named(caplog, "connection_refused")
         assert (refused.fields["reason"], refused.fields["limit"]) == ("startups", "2:100:4")
-        # a player from another address gets in: the newest of a flood's takes the fall
+        # a player from another address gets in: the oldest of the address holding most goes
         player = await _guest_from(port, "ana", "127.0.0.9")
         (evicted,) = events_named(caplog, "connection_evicted")
         assert evicted.fields["peer"].startswith("127.0.0.2:")  # the address holding most

@@ -236,9 +236,10 @@ class Connections:
         address), as not logged in yet; None when admitted. Refused, counting nothing: past
         `max_connections_per_address` from its address ("address_full"), past its address's
         `connection_rate_per_address` ("address_rate": the refusal uses up no token), or by
-        `max_startups` ("startups"). To make room at `full` the newest connection not logged
-        in of the address holding the most is given to `evict` (default: closed) and stops
-        being counted as starting. Admitting one already open does nothing."""
+        `max_startups` ("startups"). To make room at `full` for the first waiting connection
+        of an address, the oldest waiting connection of the addresses holding the most is
+        given to `evict` (default: closed) and stops being counted as starting. Admitting one
+        already open does nothing."""
         key = id(conn)
         if key in self._open:
             return None
@@ -318,11 +319,11 @@ class Connections:
             return self._rng.random() >= chance
         if not first_of_address:
             return False
-        hog, held = max(self._startups_by_address.items(), key=lambda item: item[1])
-        if held < 2:
-            return False
-        for key in reversed(self._startups):
-            if self._startups[key] == hog:
+        # make room: the oldest waiting connection of the addresses holding the most (with
+        # one each, the oldest of all: a real login takes a fraction of a second)
+        most = max(self._startups_by_address.values())
+        for key, held_by in self._startups.items():
+            if self._startups_by_address[held_by] == most:
                 entry = self._open.get(key)
                 self._end_startup(key)
                 victim = entry[0]() if entry is not None else None

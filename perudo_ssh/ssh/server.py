@@ -31,10 +31,11 @@ any authentication (the client is sent an SSH disconnect saying why, in English:
 language is not known yet), and so is one past its address's `connection_rate_per_address`
 (before the key exchange it would make the server compute) or refused by `max_startups`, the
 server-wide cap on connections not logged in yet (OpenSSH's random early drop; one from an
-address with none starting instead takes the place of the newest of the address holding the
-most, logged connection_evicted). A logged-in connection with no session channel open (a game or a
-command) for `login_timeout` seconds — since it logged in, or since its last session closed
-— is closed too (an OpenSSH ControlPersist master, a client that only logged in). A stopping
+address with none starting instead takes the place of the oldest of the addresses holding
+the most, logged connection_evicted). A logged-in connection with no session channel open
+(a game or a command) for `login_timeout` seconds — since it logged in, or since its last
+session closed — is closed too (an OpenSSH ControlPersist master, a client that only logged
+in). A stopping
 server closes the connections it still has through `Connections.close_all`.
 
 Connections, logins and refusals are logged as events (`perudo_ssh.logs.log_event`):
