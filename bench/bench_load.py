@@ -424,6 +424,9 @@ class Client:
             if spec["role"] == "lobby":
                 done()
                 await self._lobby_goer(p)
+            elif spec["role"] == "storm":
+                done()
+                await self._storm(p, spec["keys"])
             elif spec["role"] == "bots":
                 await self._bot_player(p, done)
             else:
@@ -441,6 +444,15 @@ class Client:
             p.in_lobby = False
 
     # ---- the lobby ----
+
+    async def _storm(self, p: Player, keys: float) -> None:
+        """`?` at `keys` a second, for ever: the help opens and closes (issue 11)."""
+        await asyncio.sleep(5.0)  # once the others are in
+        every = 0.02
+        per = max(1, round(keys * every))
+        while True:
+            p.send("?" * per)
+            await asyncio.sleep(every)
 
     async def _lobby_goer(self, p: Player) -> None:
         next_chat = time.monotonic() + self.rng.uniform(5, 35)
@@ -702,8 +714,9 @@ def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
     raise RuntimeError(f"server not listening on {port} after {timeout} s")
 
 
-def plan(n: int, clients: int) -> list[list[dict]]:
-    """Each load process's players: six-seat tables (whole, in one process), bots, lobby."""
+def plan(n: int, clients: int, stormers: int = 0, storm_keys: float = 250) -> list[list[dict]]:
+    """Each load process's players: six-seat tables (whole, in one process), bots, lobby;
+    and `stormers` more, who open and close the help as fast as `--storm-keys` says."""
     tables = int(n / 12 + 0.5) if n >= 6 else 0
     bots = n // 4
     if tables * 6 + bots > n:
@@ -727,6 +740,9 @@ def plan(n: int, clients: int) -> list[list[dict]]:
         index += 1
     for specs in per:  # interleave roles in the ramp, keeping each table's creator first
         specs.sort(key=lambda s: (s.get("group", s["index"] // 6), not s.get("creator", False)))
+    for k in range(stormers):  # last: they storm once everyone is in
+        per[k % clients].append({"index": index, "role": "storm", "keys": storm_keys})
+        index += 1
     return per
 
 
@@ -794,7 +810,7 @@ def run_one(n: int, args) -> dict:
         time.sleep(1.0)
         base_rss = rss_mb(server.pid) or 0.0
         readies = []
-        for k, specs in enumerate(plan(n, args.clients)):
+        for k, specs in enumerate(plan(n, args.clients, args.stormers, args.storm_keys)):
             ready = ctx.Event()
             proc = ctx.Process(
                 target=client_main,
@@ -964,6 +980,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", choices=["py-spy"], help="profile the server in the window")
     parser.add_argument("--profile-format", choices=["speedscope", "raw"], default="speedscope")
     parser.add_argument("--keep", action="store_true", help="keep the temp dirs")
+    parser.add_argument(
+        "--stormers", type=int, default=0,
+        help="sessions more (not in N) opening and closing the help as fast as --storm-keys",
+    )  # fmt: skip
+    parser.add_argument("--storm-keys", type=float, default=250, help="a stormer's keys a second")
     args = parser.parse_args(argv)
     if not args.no_pin and (os.cpu_count() or 1) >= 2:
         with contextlib.suppress(OSError):

@@ -63,6 +63,21 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     input_bytes_per_second: int = 16384
     """Characters of input parsed per second and session, sustained (a paste arrives at once
     up to `max(131072, this)`); at least 1."""
+    input_events_per_second: int = 20
+    """Input events (keys, mouse clicks, wheel and drag reports, pastes: what costs the app a
+    screen change) given to one session's app per second, sustained, after a burst of
+    `input_events_burst` (issue 11: a session's CPU budget). Past it its input waits, held
+    back (typing, key repeat and a fast mouse are well within it); at least 1."""
+    input_events_burst: int = 60
+    """Input events given to an app at once above `input_events_per_second`; at least 1."""
+    input_screens_per_second: float = 2.0
+    """The rest of a session's CPU budget, counted in what its screen costs to draw: while
+    its app has written more than this many whole screens a second (its terminal's cells,
+    after a burst of 8), its input waits. Opening and closing the help redraws the whole
+    screen each time (about 10 ms of CPU here), typing a bid a line; at least 0.1."""
+    input_flood_seconds: float = 30.0
+    """Seconds a session's input may stay held back by `input_events_per_second` without a
+    break before the session is ended as a flood, saying why; 0: never."""
     max_paste: int = 65536
     """Longest bracketed paste passed to the app, in characters; the rest is dropped unread."""
     output_queue_events: int = 256
@@ -80,14 +95,27 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
 
 
 _FLOATS: Final = frozenset(
-    {"login_timeout", "keepalive_interval", "lobby_idle_timeout", "connection_rate_per_address"}
+    {
+        "login_timeout",
+        "keepalive_interval",
+        "lobby_idle_timeout",
+        "connection_rate_per_address",
+        "input_flood_seconds",
+        "input_screens_per_second",
+    }
 )
-MINIMUM: Final[dict[str, int]] = {
+_UNITS: Final = {
+    "connection_rate_per_address": "connections a second",
+    "input_screens_per_second": "screens a second",
+}
+MINIMUM: Final[dict[str, float]] = {"input_screens_per_second": 0.1} | {
     name: 1
     for name in (
         "keepalive_count_max",
         "connection_burst_per_address",
         "input_bytes_per_second",
+        "input_events_per_second",
+        "input_events_burst",
         "output_queue_events",
         "output_buffer_bytes",
     )
@@ -111,7 +139,7 @@ def limit_error(name: str, value: object) -> str | None:
             )
         return None
     if name in _FLOATS:
-        unit = "connections a second" if name.startswith("connection_rate") else "seconds"
+        unit = _UNITS.get(name, "seconds")
         if isinstance(value, bool) or not isinstance(value, int | float) or not value >= least:
             if unit != "seconds":
                 return f"{name} must be a number ({unit}) of at least {least}, not {value!r}"

@@ -17,6 +17,7 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import Label
 
+from perudo_ssh.limits import DEFAULT_LIMITS
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.serve import start_game_server
 from perudo_ssh.ssh import driver as driver_module
@@ -40,10 +41,17 @@ class _Driver:
     def __init__(self) -> None:
         self.input = TerminalInput(max_paste=driver_module.MAX_PASTE)
         self.messages: list[Any] = []
+        self.waiting: list[Any] = []
 
-    def feed(self, data: bytes) -> tuple[int, int]:
+    @property
+    def deferred(self) -> int:
+        return len(self.waiting)
+
+    def feed(self, data: bytes, most: int | None = None) -> tuple[int, int]:
         parsed = self.input.parsed
-        messages = self.input.feed(data)
+        messages = self.waiting + self.input.feed(data)
+        most = len(messages) if most is None else most
+        messages, self.waiting = messages[:most], messages[most:]
         self.messages += messages
         return self.input.parsed - parsed, len(messages)
 
@@ -53,9 +61,9 @@ def _pump_all(session: AppSession, driver: _Driver, data: bytes) -> None:
     for i in range(0, len(data), 16 * 1024):
         session.data_received(data[i : i + 16 * 1024], None)
     while True:
-        pending = len(session._pending)
+        before = (len(session._pending), driver.deferred, len(driver.messages))
         session._pump_input()
-        if not session._pending or len(session._pending) == pending:
+        if before == (len(session._pending), driver.deferred, len(driver.messages)):
             return
 
 
@@ -80,7 +88,87 @@ async def test_one_byte_keys_are_paced_by_event_count() -> None:
     session, driver = await _paced_session()
     _pump_all(session, driver, b"d" * 20_000)  # 20 kB: within the byte rate, 20k app events
     session.connection_lost(None)
-    assert len(driver.messages) <= session_module.EVENT_BURST + 20
+    assert len(driver.messages) <= DEFAULT_LIMITS.input_events_burst + 20
+
+
+async def test_a_key_storm_is_held_to_the_event_budget_then_ended_as_a_flood(caplog) -> None:
+    """Issue 11: opening and closing the help at 250 keys a second took a core. The keys past
+    `input_events_per_second` wait (none is lost while the session lives), and a storm that
+    keeps them waiting for `input_flood_seconds` ends the session, logged with its reason."""
+    from perudo_ssh.limits import Limits
+
+    limits = Limits(input_events_per_second=20, input_events_burst=60, input_flood_seconds=0.5)
+    session = AppSession(lambda login: None, "ana", None, "127.0.0.1:1", limits=limits)  # type: ignore[arg-type]
+    driver = _Driver()
+    session.attach(driver)  # type: ignore[arg-type]
+    _pump_all(session, driver, b"?" * 250)
+    assert len(driver.messages) == 60  # the burst, the rest held back
+    assert len(session._pending) + driver.deferred == 190
+    with caplog.at_level(logging.WARNING, logger="perudo_ssh"):
+        while not session.closed:  # 250 keys a second, in packets of 5
+            session.data_received(b"?????", None)
+            await asyncio.sleep(0.02)
+    (record,) = [r for r in caplog.records if getattr(r, "event", None) == "client_dropped"]
+    assert record.fields["reason"] == "input_flood"
+    assert (record.fields["rate"], record.fields["seconds"]) == (20, 0.5)
+    # meanwhile its app got keys at the budget's pace, not the storm's
+    assert len(driver.messages) < 60 + 20 * 2
+
+
+class _WritableChannel:
+    """Takes output, never backs up."""
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def get_extra_info(self, name: str) -> None:
+        return None
+
+
+async def test_keys_wait_while_the_app_draws_more_screens_than_its_budget() -> None:
+    """Issue 11: each open or close of the help redraws the whole screen (~10 ms of CPU): a
+    session whose app has drawn `SCREENS_BURST` screens at once gets no more input until its
+    `input_screens_per_second` budget comes back, and then only as many keys at once as
+    whole screens are left, none lost."""
+    from perudo_ssh.limits import Limits
+
+    limits = Limits(input_screens_per_second=8.0)
+    session = AppSession(lambda login: None, "ana", None, "127.0.0.1:1", limits=limits)  # type: ignore[arg-type]
+    session._chan = _WritableChannel()  # type: ignore[assignment]
+    width, height = session.size
+    screen = b"x" * (session_module.CELL_BYTES * width * height)
+    feeds: list[int] = []
+
+    class Drawing(_Driver):
+        def feed(self, data: bytes, most: int | None = None) -> tuple[int, int]:
+            parsed, posted = super().feed(data, most)
+            feeds.append(posted)
+            for _ in range(posted):
+                session.send(screen)  # each key redraws the whole screen, as the help does
+            return parsed, posted
+
+    driver = Drawing()
+    session.attach(driver)  # type: ignore[arg-type]
+    for _ in range(int(session_module.SCREENS_BURST)):
+        session.send(screen)  # eight full repaints already
+    _pump_all(session, driver, b"????")
+    assert driver.messages == []  # held back, not lost
+    await until(lambda: len(driver.messages) == 4, "the keys, as the budget comes back", TIMEOUT)
+    assert feeds == [1, 1, 1, 1]  # one at a time: each left less than a screen
+    session.connection_lost(None)
+
+
+async def test_typing_and_key_repeat_are_within_the_budget() -> None:
+    session, driver = await _paced_session()
+    _pump_all(session, driver, b"5x4 is what I bid, and I mean it: dudo if you dare!")
+    assert len(driver.messages) == 51 and not session._pending
+    session.connection_lost(None)
 
 
 class _FakeChannel:

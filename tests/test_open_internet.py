@@ -8,6 +8,7 @@ from the bots'."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import random
@@ -348,3 +349,45 @@ async def test_a_flood_of_waiting_connections_cannot_keep_a_player_out(
             writer.close()
         await until(lambda: len(conns) == 0, "every place to be given back", timeout=5)
         assert conns.starting == 0
+
+
+# ---- one session's CPU budget ------------------------------------------------------------------
+
+
+async def test_a_key_storm_over_ssh_is_slowed_then_ended_saying_why_and_others_play_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tests.sshterm import Guest
+
+    class Watched(Guest):
+        closed = False
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.closed = True
+
+    caplog.set_level(logging.INFO, logger="perudo_ssh")
+    limits = Limits(input_events_per_second=10, input_events_burst=10, input_flood_seconds=1.0)
+    async with hello_server_with(tmp_path, limits) as (port, _counts, _conns):
+        calm = Terminal()
+        await calm.connect(port, "calm", None)
+        await calm.wait_for("Hello calm")
+        conn, client = await asyncssh.create_connection(
+            Watched, "127.0.0.1", port, username="storm", known_hosts=None, config=None,
+            client_keys=None, agent_path=None, preferred_auth="keyboard-interactive",
+        )  # fmt: skip
+        process = await conn.create_process(term_type="xterm", term_size=(80, 24))
+        with contextlib.suppress(BrokenPipeError):
+            while not client.closed:  # 500 keys a second until the server has had enough
+                process.stdin.write("?" * 10)
+                await asyncio.sleep(0.02)
+        await until(lambda: client.closed, "the connection to be closed", timeout=10)
+        (record,) = [
+            r for r in events_named(caplog, "client_dropped") if r.fields["reason"] == "input_flood"
+        ]
+        assert (record.fields["rate"], record.fields["seconds"]) == (10, 1.0)
+        # the SSH disconnect says it (OpenSSH prints "Received disconnect from ...: 11: ...")
+        said = record.fields["message"]
+        assert said == "too much input: 10 keys or mouse events a second for 1 s"
+        # the calm session was never touched
+        calm.send("q")
+        await until(lambda: calm.closed, "the calm session to quit by its own key", timeout=10)

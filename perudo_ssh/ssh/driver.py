@@ -33,8 +33,12 @@ characters; the rest is dropped."""
 # codes (a lone Escape arrives as a sequence), report all keys, associated text.
 _KITTY_FLAGS = 0b00001 | 0b01000 | 0b10000
 
-_MOUSE_ON = "\x1b[?1000h\x1b[?1003h\x1b[?1015h\x1b[?1006h"
-_MOUSE_OFF = "\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l"
+# Mouse reporting: clicks, the wheel, and motion only while a button is held (1002, a drag:
+# the scrollbars use it), not all motion (1003): no screen here uses a pointer moving over it,
+# and every motion report costs the app a message and often a repaint (issue 11: mouse
+# motion alone took half a core). SGR coordinates (1006; 1015 for older terminals).
+_MOUSE_ON = "\x1b[?1000h\x1b[?1002h\x1b[?1015h\x1b[?1006h"
+_MOUSE_OFF = "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1015l\x1b[?1006l"
 
 
 class SessionTerminal(Protocol):
@@ -75,6 +79,7 @@ class SSHDriver(Driver):
         super().__init__(app, debug=debug, mouse=mouse, size=size)
         self._terminal = terminal
         self._input = TerminalInput(max_paste=max_paste)
+        self._deferred: list[Message] = []
         self._input_enabled = False
         self._output: list[str] = []
         self._flush_handle: asyncio.Handle | None = None
@@ -149,15 +154,25 @@ class SSHDriver(Driver):
         """Messages waiting in the app's queue: the session stops feeding when high."""
         return self._app.message_queue_size
 
-    def feed(self, data: bytes) -> tuple[int, int]:
-        """Parse bytes typed by the client and post the resulting events to the app.
+    @property
+    def deferred(self) -> int:
+        """Events parsed and not posted yet (`feed`'s `most`)."""
+        return len(self._deferred)
+
+    def feed(self, data: bytes, most: int | None = None) -> tuple[int, int]:
+        """Parse bytes typed by the client and post the resulting events to the app, the
+        events left from an earlier call first; at most `most` of them (None: all), the
+        rest kept for the next call (`deferred`).
 
         Returns what that cost: (characters parsed, messages posted). Paste beyond
         `max_paste` is dropped unparsed and costs nothing."""
         if not self._input_enabled:
             return 0, 0
         parsed = self._input.parsed
-        messages = self._input.feed(data)
+        messages = self._deferred + self._input.feed(data) if data else self._deferred
+        self._deferred = []
+        if most is not None and len(messages) > most:
+            messages, self._deferred = messages[:most], messages[most:]
         for message in messages:
             self.process_message(message)
         # The parser only tells a lone Escape from the start of a sequence once

@@ -64,12 +64,16 @@ characters per second (typing and mouse are far less; a paste beyond `Limits.max
 dropped unparsed and not counted)."""
 INPUT_BURST = 128 * 1024
 """Input parsed at once above the sustained rate (a paste), or the sustained rate if more."""
-EVENT_RATE = 200
-"""Sustained input events (keys, mouse reports, pastes) given to the app per second. Each
-costs the app a fraction of a millisecond: one-byte keys at `INPUT_RATE` would take a whole
-core from every other session. Key repeat is ~30/s, a fast mouse sweep a few hundred."""
-EVENT_BURST = 200
-"""Input events given to the app at once above the sustained rate."""
+SCREENS_BURST = 8.0
+"""Whole screens of output a session may cause at once above `Limits.input_screens_per_second`
+before its input waits."""
+CELL_BYTES = 2
+"""Bytes of output counted as one cell drawn (a full repaint is about this per cell: most
+cells are runs of one style): `input_screens_per_second` counts the client's terminal in
+cells."""
+FLOOD_MESSAGE = "too much input: {rate} keys or mouse events a second for {seconds:g} s"
+"""The SSH disconnect reason of a session past `Limits.input_flood_seconds` (English, as the
+other disconnect reasons: OpenSSH prints it after the app is gone)."""
 MESSAGE_RATE = 300
 """Sustained input packets and window changes accepted per second. Each costs asyncssh about
 0.2 ms of CPU before the app sees it, so a client sending thousands a second would take a core
@@ -166,6 +170,16 @@ class _TokenBucket:
         self._tokens = min(self.burst, self._tokens + (now - self._time) * self.rate)
         self._time = now
 
+    @property
+    def left(self) -> float:
+        """Units left as last counted (negative: a debt)."""
+        return self._tokens
+
+    def spend(self, units: float, now: float) -> None:
+        """Count `units` used, beyond what is left if need be (a debt paid off first)."""
+        self._refill(now)
+        self._tokens -= units
+
     def wait(self, wanted: int) -> float:
         """Seconds until `wanted` units (capped at burst) will be available."""
         return max(0.0, min(wanted, self.burst) - self._tokens) / self.rate
@@ -248,7 +262,14 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         self._pump_handle: asyncio.Handle | None = None
         rate = limits.input_bytes_per_second
         self._bucket = _TokenBucket(rate, max(INPUT_BURST, rate), self._loop.time())
-        self._events = _TokenBucket(EVENT_RATE, EVENT_BURST, self._loop.time())
+        # the session's CPU budget: events that cost the app a screen change (issue 11)
+        self._events = _TokenBucket(
+            limits.input_events_per_second, limits.input_events_burst, self._loop.time()
+        )
+        self._screens = _TokenBucket(
+            limits.input_screens_per_second, SCREENS_BURST, self._loop.time()
+        )  # ... and what its screen costs to draw, in whole screens
+        self._held_since: float | None = None  # input held back by it since, without a break
         self._messages = _TokenBucket(MESSAGE_RATE, MESSAGE_BURST, self._loop.time())
         self._resize_handle: asyncio.TimerHandle | None = None
         self._cancel_handle: asyncio.TimerHandle | None = None  # the app's exit deadline
@@ -387,6 +408,21 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         self._update_reading()
         self._schedule_pump(0.0)
 
+    def _hold(self, now: float) -> None:
+        """Input is held back by the session's CPU budget now: past `input_flood_seconds`
+        of that without a break, the session ends, saying why."""
+        if self._held_since is None:
+            self._held_since = now
+        flood = self._limits.input_flood_seconds
+        if flood and now - self._held_since > flood:
+            rate = self._limits.input_events_per_second
+            self._drop(
+                "input_flood",
+                rate=rate,
+                seconds=flood,
+                message=FLOOD_MESSAGE.format(rate=rate, seconds=flood),
+            )
+
     def _rate_resumed(self) -> None:
         self._rate_handle = None
         self._update_reading()
@@ -418,14 +454,21 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         self._drop("flood", rate=MESSAGE_RATE, burst=MESSAGE_BURST)
         return True
 
-    def _drop(self, reason: str, **fields: object) -> None:
+    def _drop(self, reason: str, message: str | None = None, **fields: object) -> None:
         """Cut the connection now, without waiting for the client (logged: `reason`, a
-        snake_case word, and what was measured)."""
+        snake_case word, and what was measured); with `message`, an SSH disconnect saying
+        it (the client prints it) rather than a cut."""
         warning = logging.WARNING
+        if message is not None:
+            fields["message"] = message
         log_event(logger, "client_dropped", level=warning, peer=self._peer, reason=reason, **fields)
         self._closed = True
         if self._chan is not None:
-            self._chan.get_extra_info("connection").abort()
+            conn = self._chan.get_extra_info("connection")
+            if message is None:
+                conn.abort()
+            else:
+                conn.disconnect(asyncssh.DISC_BY_APPLICATION, message)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
@@ -463,6 +506,8 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         if self._closed or chan is None or chan.is_closing():
             return
         chan.write(data)
+        width, height = self._size
+        self._screens.spend(len(data) / (CELL_BYTES * width * height), self._loop.time())
         buffered = chan.get_write_buffer_size() + self._transport_buffer_size(chan)
         if buffered > self._limits.output_buffer_bytes:
             self._drop("output_unread", bytes=buffered, limit=self._limits.output_buffer_bytes)
@@ -495,28 +540,46 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         posted, is settled afterwards, so dropped paste costs nothing."""
         self._pump_handle = None
         driver = self._driver
-        if driver is None or not self._pending:
+        if driver is None or not (self._pending or driver.deferred) or self._closed:
             return
         if driver.backlog > MAX_BACKLOG:
             self._schedule_pump(0.02)
             return
         now = self._loop.time()
-        wanted = min(len(self._pending), INPUT_CHUNK)
+        self._screens._refill(now)
+        if self._screens.wait(1) > 0:  # its screen cost more than its budget: input waits
+            self._hold(now)
+            if not self._closed:
+                self._schedule_pump(max(self._screens.wait(1), RATE_PAUSE))
+            return
+        # no more events at once than whole screens are left in the budget, as any of them
+        # may redraw it all: the rest wait, parsed (`deferred`), and no more is parsed
+        most = max(1, int(self._screens.left))
+        deferred = driver.deferred
+        wanted = 0 if deferred else min(len(self._pending), INPUT_CHUNK)
         granted = self._bucket.take(wanted, now)
-        events = self._events.take(granted, now)
-        self._bucket.give_back(granted - events)
-        granted = events
-        if granted:
+        # a byte gives at most one event
+        events = self._events.take(min(deferred, most) if deferred else granted, now)
+        if not deferred:
+            self._bucket.give_back(granted - events)
+            granted = events
+        if events:
             chunk = bytes(self._pending[:granted])
             del self._pending[:granted]
-            parsed, posted = driver.feed(chunk)
+            parsed, posted = driver.feed(chunk, min(events, most))
             self._bucket.give_back(granted - parsed)
-            self._events.give_back(granted - posted)
+            self._events.give_back(events - posted)
         if self._reading_paused:
             self._update_reading()
-        if self._pending:
+        if not (self._pending or driver.deferred):
+            self._held_since = None
+        elif self._events.wait(1) > 0:  # held back by the event budget
+            self._hold(now)
+            if self._closed:
+                return
+        if self._pending or driver.deferred:
             wait = max(self._bucket.wait(1), self._events.wait(1))
-            self._schedule_pump(0.0 if granted else wait)
+            self._schedule_pump(0.0 if events else wait)
 
     # The app
 
