@@ -8,9 +8,12 @@ fresh temp dir). The load runs in other processes from loopback addresses (127.0
 all this machine's): `held` connections from 100 addresses that read the server's version,
 send theirs and say nothing more (each kept until the server closes it); then `flooders`
 processes logging in as guests and hanging up as fast as they can, each from one of 200
-addresses in turn. Meanwhile a player logs in from 127.0.0.250 every 0.6 s. Prints, per
-phase: the player's login time (TCP connect to authenticated) p50/p99/max, logins failed,
-the server's CPU % and what the load got (connections held; handshakes done and refused).
+addresses in turn. Meanwhile a player logs in from 127.0.0.250 every 0.6 s.
+
+Prints first the server's RSS growth after two `env` bombs (one session sending 6
+variables of 16 MB, then one sending 3,000 of 32 KB), then per phase: the player's login
+time (TCP connect to authenticated) p50/p99/max, logins failed, the server's CPU % and what
+the load got (connections held; handshakes done and refused).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 
 import asyncssh
 
-from bench.bench_load import cpu_ticks, free_port, pct, wait_port
+from bench.bench_load import cpu_ticks, free_port, pct, rss_mb, wait_port
 
 SERVER = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "perudo-ssh"
 PLAYER = "127.0.0.250"
@@ -101,6 +104,30 @@ def _flood(port: int, k: int, done, refused, stop) -> None:
 errors: dict[str, int] = {}
 
 
+def _env_bomb(port: int, count: int, size: int) -> str:
+    """A guest opening a session with `count` environment variables of `size` bytes each
+    (sent as one `env` request each, before the shell): how it ended."""
+
+    async def main() -> str:
+        conn, _ = await asyncssh.create_connection(
+            _Guest, "127.0.0.1", port, username="bomb", known_hosts=None, config=None,
+            client_keys=None, agent_path=None, preferred_auth="keyboard-interactive",
+            local_addr=("127.0.0.200", 0),
+        )  # fmt: skip
+        env = {f"LC_BOMB{i}": "x" * size for i in range(count)}
+        try:
+            process = await conn.create_process(term_type="xterm", env=env)
+            process.stdin.write("q")
+            await asyncio.wait_for(process.wait_closed(), 10)
+            return "session ran"
+        except (OSError, asyncssh.Error, TimeoutError) as error:
+            return f"{type(error).__name__}: {error}"[:80]
+        finally:
+            conn.close()
+
+    return asyncio.run(main())
+
+
 def _measure(port: int, seconds: float) -> tuple[list[float], int]:
     async def main() -> tuple[list[float], int]:
         times, failed = [], 0
@@ -139,8 +166,6 @@ def main(argv: list[str] | None = None) -> None:
     stop = ctx.Event()
     held, done, refused = ctx.Value("i", 0), ctx.Value("i", 0), ctx.Value("i", 0)
     procs: list = []
-    print(f"{'phase':<10} {'login p50':>9} {'p99':>7} {'max':>7} {'failed':>6} "
-          f"{'CPU %':>6}  load")  # fmt: skip
 
     def phase(name: str, load: str | None = None) -> None:
         ticks, started = cpu_ticks(server.pid) or 0, time.monotonic()
@@ -160,6 +185,14 @@ def main(argv: list[str] | None = None) -> None:
     try:
         wait_port(port, server)
         time.sleep(1.0)
+        before_rss = rss_mb(server.pid) or 0.0
+        for count, size in ((6, 16 * 2**20), (3000, 32 * 1024)):
+            how = _env_bomb(port, count, size)
+            grown = (rss_mb(server.pid) or 0.0) - before_rss
+            print(f"env bomb: {count} x {size // 1024} KB variables: server RSS +{grown:.1f} MB"
+                  f" ({how})", flush=True)  # fmt: skip
+        print(f"{'phase':<10} {'login p50':>9} {'p99':>7} {'max':>7} {'failed':>6} "
+              f"{'CPU %':>6}  load")  # fmt: skip
         phase("idle")
         holder = ctx.Process(target=_hold, args=(port, args.held, held, stop), daemon=True)
         holder.start()
