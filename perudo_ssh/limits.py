@@ -72,9 +72,10 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     """Input events given to an app at once above `input_events_per_second`; at least 1."""
     input_screens_per_second: float = 2.0
     """The rest of a session's CPU budget, counted in what its screen costs to draw: while
-    its app has written more than this many whole screens a second (its terminal's cells,
-    after a burst of 8), its input waits. Opening and closing the help redraws the whole
-    screen each time (about 10 ms of CPU here), typing a bid a line; at least 0.1."""
+    its app has drawn, in answer to its input (within 0.5 s of it), more than this many whole
+    screens a second (its terminal's cells, after a burst of 8), its input waits. Opening
+    and closing the help redraws the whole screen each time (about 10 ms of CPU here),
+    typing a bid a line; at least 0.1."""
     input_flood_seconds: float = 30.0
     """Seconds a session's input may stay held back by `input_events_per_second` without a
     break before the session is ended as a flood, saying why; 0: never."""

@@ -13,7 +13,7 @@ import pytest
 
 from perudo_ssh import protocol
 from perudo_ssh.archive import GameArchive
-from perudo_ssh.limits import DEFAULT_LIMITS, Limits
+from perudo_ssh.limits import Limits
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.serve import start_game_server, update_ratings
 from perudo_ssh.store import Store
@@ -55,13 +55,24 @@ def _record(lobby: Lobby, server: GameServer) -> None:
     lobby.connect = recording_connect  # type: ignore[method-assign]
 
 
+PLAYING_FAST = Limits(
+    input_events_per_second=1000, input_events_burst=1000, input_screens_per_second=1000.0
+)
+"""The server's limits for tests that play through the screens at machine speed: a person
+presses a few keys a second, these tests hundreds, which each session's input budget (issue
+11: `input_events_per_second`, `input_screens_per_second`) would hold back for minutes. The
+budget's own tests (test_attack_ssh, test_open_internet) use the defaults."""
+
+
 @pytest.fixture
 async def game_server(tmp_path: Path) -> AsyncIterator[GameServer]:
     """The real server (instant bots, seeded dice) on a free loopback port."""
     lobby = Lobby(bot_delay=(0, 0), reveal_timeout=60, rng=random.Random(7))
     server = GameServer(port=0, lobby=lobby)
     _record(lobby, server)
-    acceptor, _ = await start_game_server("127.0.0.1", 0, tmp_path / "keys", lobby)
+    acceptor, _ = await start_game_server(
+        "127.0.0.1", 0, tmp_path / "keys", lobby, limits=PLAYING_FAST
+    )
     server.port = acceptor.get_port()
     yield server
     acceptor.close()
@@ -86,7 +97,7 @@ class StoredServer:
     archive: GameArchive | None = None
     acceptor: asyncssh.SSHAcceptor | None = None
     lobby_options: dict[str, object] = field(default_factory=dict)
-    limits: Limits = DEFAULT_LIMITS
+    limits: Limits = PLAYING_FAST
     prepare: Callable[[Lobby], None] | None = None
 
     async def start(self) -> None:

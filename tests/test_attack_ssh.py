@@ -155,12 +155,18 @@ async def test_keys_wait_while_the_app_draws_more_screens_than_its_budget() -> N
 
     driver = Drawing()
     session.attach(driver)  # type: ignore[arg-type]
+    session._answered_until = session._loop.time() + 60  # all of it drawn for its keys
     for _ in range(int(session_module.SCREENS_BURST)):
         session.send(screen)  # eight full repaints already
     _pump_all(session, driver, b"????")
     assert driver.messages == []  # held back, not lost
     await until(lambda: len(driver.messages) == 4, "the keys, as the budget comes back", TIMEOUT)
     assert feeds == [1, 1, 1, 1]  # one at a time: each left less than a screen
+    # output that answers no key (the first screens, the lobby's updates) costs nothing
+    session._answered_until = 0.0
+    left = session._screens.left
+    session.send(screen * 4)
+    assert session._screens.left == left
     session.connection_lost(None)
 
 
@@ -279,6 +285,7 @@ async def test_packet_flood_drops_that_client_only(size_server, caplog) -> None:
 # ---- the game server: vanishing clients leave nothing behind -------------------------------
 
 
+@pytest.mark.slow
 async def test_clients_vanishing_anywhere_leave_no_ghosts_tasks_or_apps(tmp_path: Path) -> None:
     from screens.app import PerudoApp
 

@@ -40,6 +40,7 @@ def _action(command: P.Command, seat: int):
 
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
+@pytest.mark.slow
 def test_bot_moves_are_always_legal(preset):
     """Thousands of states from games where bots (and now and then a random move) play:
     every bot move is offered by the view, accepted by the engine, within the dice in play."""

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.sshterm import Terminal
 
 SCRIPT = Path(sys.executable).with_name("perudo-ssh")
@@ -33,6 +35,7 @@ def test_referee_console_script_reads_standard_input_and_refuses_garbage() -> No
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 async def test_serve_starts_generates_a_host_key_lets_a_guest_in_and_stops_on_sigterm(
     tmp_path: Path,
 ) -> None:

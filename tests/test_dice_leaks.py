@@ -44,7 +44,7 @@ from tests.conftest import StoredServer
 from tests.sshterm import Terminal
 from tests.test_e2e_faults import both, dice_rows, play_on, steer, until
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = [pytest.mark.timeout(90), pytest.mark.slow]  # the quick loop: -m "not slow"
 
 
 # ---- what the game really was ------------------------------------------------------------------

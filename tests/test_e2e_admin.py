@@ -20,10 +20,11 @@ from perudo_ssh.moderation import AdminList, until_text
 from perudo_ssh.serve import start_game_server
 from perudo_ssh.session import LobbySession
 from perudo_ssh.store import LinkRefused, Store
+from tests.conftest import PLAYING_FAST
 from tests.sshterm import Terminal, find
 from tests.test_identity import run
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]  # the quick loop: -m "not slow"
 
 BOSS_KEY = asyncssh.generate_private_key("ssh-ed25519")
 ANA_KEY = asyncssh.generate_private_key("ssh-ed25519")
@@ -56,7 +57,13 @@ async def server(tmp_path: Path) -> AsyncIterator[ModeratedServer]:
     lobby.connect = capturing_connect  # type: ignore[method-assign]
     admins = AdminList(admins={BOSS_KEY.get_fingerprint("sha256"): "boss"})
     acceptor, _ = await start_game_server(
-        "127.0.0.1", 0, tmp_path / "keys", lobby, archive=archive, admins=admins
+        "127.0.0.1",
+        0,
+        tmp_path / "keys",
+        lobby,
+        archive=archive,
+        admins=admins,
+        limits=PLAYING_FAST,
     )
     running.port = acceptor.get_port()
     yield running

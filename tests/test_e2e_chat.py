@@ -13,7 +13,7 @@ import pytest
 from perudo_ssh import protocol
 from tests.sshterm import Terminal, find
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]  # the quick loop: -m "not slow"
 
 PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
 

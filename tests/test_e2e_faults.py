@@ -30,17 +30,16 @@ import pytest
 
 from perudo_ssh import protocol
 from perudo_ssh.i18n import translator
-from perudo_ssh.limits import Limits
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.record import decode_record
 from perudo_ssh.referee import verdict_of
 from perudo_ssh.rules import Bid, Options, PlaceBid, State
 from perudo_ssh.table import Table
 from screens.bidtext import format_bid
-from tests.conftest import StoredServer
+from tests.conftest import PLAYING_FAST, StoredServer
 from tests.sshterm import Terminal
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = [pytest.mark.timeout(90), pytest.mark.slow]  # the quick loop: -m "not slow"
 
 SCALE = 0.01
 """Turn timers and grace periods at 1/100 of their seconds: a 120 s grace is 1.2 s."""
@@ -347,7 +346,7 @@ async def test_a_client_that_stops_reading_is_dropped_and_the_table_plays_on_wit
         host_keys=tmp_path / "keys",
         # quick bots; the turn timer (10 s: 0.1 s here) moves for a player who does not
         lobby_options={"timer_scale": SCALE, "bot_delay": (0.01, 0.03), "reveal_timeout": 0.2},
-        limits=Limits(output_buffer_bytes=16384),
+        limits=msgspec.structs.replace(PLAYING_FAST, output_buffer_bytes=16384),
         prepare=steer(seats=4, bots=2, turn_seconds=10, grace_seconds=60),
     )
     await server.start()

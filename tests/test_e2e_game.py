@@ -13,7 +13,7 @@ import pytest
 from perudo_ssh import protocol
 from tests.sshterm import Terminal
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]  # the quick loop: -m "not slow"
 
 CUP = re.compile(r"^│ ((?:\[.\])+) +\d dic?e? ", re.MULTILINE)
 

@@ -12,7 +12,7 @@ import pytest
 from perudo_ssh import protocol
 from tests.sshterm import Terminal
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]  # the quick loop: -m "not slow"
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from tests.sshterm import Guest, Terminal
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]  # the quick loop: -m "not slow"
 
 FRENCH = "perudo-ssh · dés menteurs · bienvenue, ana"
 RUSSIAN = "perudo-ssh · кости лжеца · добро пожаловать, ana"

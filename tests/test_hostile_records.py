@@ -264,12 +264,14 @@ def test_random_json(value: Any) -> None:
         st.sampled_from(["format", "rules", "players", "first_opener", "rounds", "x"]), JSON
     ).map(lambda d: {**d, "format": "perudo-record/1"})
 )
+@pytest.mark.slow
 def test_random_json_with_the_record_format(value: Any) -> None:
     judged(dumps(value))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
+@pytest.mark.slow
 def test_mutated_valid_records(text: str) -> None:
     record = judged(text)
     event("malformed" if record is None else f"legal={verdict_of(record).legal}")
@@ -307,6 +309,7 @@ def test_the_valid_records_are_legal() -> None:
     ],
     ids=["deep-list", "deep-rules", "dup-keys-unicode", "huge-int", "bom-bytes"],
 )
+@pytest.mark.slow
 def test_the_referee_command_never_shows_a_traceback(data: bytes) -> None:
     with tempfile.NamedTemporaryFile(suffix=".json") as file:
         file.write(data)

@@ -35,6 +35,7 @@ from perudo_ssh.ssh import driver as driver_module
 from perudo_ssh.ssh import session as session_module
 from perudo_ssh.ssh.driver import SSHDriver
 from perudo_ssh.ssh.terminal_input import PASTE_END, PASTE_START, TerminalInput
+from tests.conftest import PLAYING_FAST
 from tests.sshterm import Terminal
 
 # ---- the streams ----------------------------------------------------------------------------
@@ -81,6 +82,8 @@ STREAM = st.lists(
     st.one_of(TOKENS.map(lambda t: t.encode("utf-8", "surrogatepass")), st.binary(max_size=24)),
     max_size=16,
 ).map(b"".join)
+
+pytestmark = pytest.mark.slow  # the quick loop: -m "not slow"
 
 
 def cut(data: bytes, cuts: list[int]) -> list[bytes]:
@@ -405,7 +408,9 @@ class World:
 async def test_hostile_streams_to_a_lobby_session_change_nothing(tmp_path: Path) -> None:
     # timer_scale: the turn timer (60 s by default) would move for pat during the test
     lobby = Lobby(bot_delay=(0, 0), reveal_timeout=600, rng=random.Random(7), timer_scale=1000)
-    acceptor, _ = await start_game_server("127.0.0.1", 0, tmp_path / "keys", lobby)
+    acceptor, _ = await start_game_server(
+        "127.0.0.1", 0, tmp_path / "keys", lobby, limits=PLAYING_FAST
+    )
     world = World(lobby, acceptor.get_port())
     logging.getLogger("perudo_ssh").addHandler(world.drops)
     loop = asyncio.get_running_loop()

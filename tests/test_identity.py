@@ -177,6 +177,7 @@ async def test_a_second_key_is_linked_with_a_one_time_code(stored_server: Stored
         await desk.close()
 
 
+@pytest.mark.slow
 async def test_a_guest_is_numbered_plays_and_leaves_nothing_stored(stored_server: StoredServer):
     guest = await login(stored_server.port, "ana", None, size=(80, 24))
     try:

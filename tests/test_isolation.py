@@ -17,6 +17,7 @@ from tests.test_lobby_support import connected, running_lobby
 pytestmark = pytest.mark.timeout(60)
 
 
+@pytest.mark.slow
 async def test_a_crash_in_one_app_ends_that_session_only(game_server, monkeypatch, caplog) -> None:
     help_action = PerudoApp.action_help
 

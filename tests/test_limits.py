@@ -591,6 +591,7 @@ async def test_the_21st_connection_from_one_address_is_closed_before_it_logs_in(
         assert (conns.tracked, counts.total) == (0, 0)
 
 
+@pytest.mark.slow
 async def test_a_logged_in_connection_without_a_session_is_closed(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -693,6 +694,7 @@ async def test_no_idle_timeout_when_it_is_off() -> None:
         assert app.farewell is None
 
 
+@pytest.mark.slow
 async def test_the_server_ends_an_idle_session_and_says_why(tmp_path: Path) -> None:
     limits = Limits(lobby_idle_timeout=1.0, output_queue_events=7)
     lobby = Lobby(bot_delay=(0, 0), rng=random.Random(7))

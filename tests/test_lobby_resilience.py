@@ -159,6 +159,7 @@ async def test_timer_settings_out_of_range_are_refused(turn, grace, why):
 # ---- disconnects -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_dropped_player_keeps_the_seat_then_a_bot_plays_it_then_they_take_it_back():
     async with running_lobby(timer_scale=SCALE) as lobby:
         ana, ben, start = await _two_player_game(lobby, turn_seconds=0, grace_seconds=120)

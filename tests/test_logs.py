@@ -209,6 +209,7 @@ async def test_logins_and_sessions_are_logged_as_events(tmp_path: Path) -> None:
         assert {"ts", "level", "logger", "event", "message"} <= event.keys()
 
 
+@pytest.mark.slow
 async def test_serve_writes_json_lines_to_its_log_file(tmp_path: Path) -> None:
     log = tmp_path / "perudo.log"
     server = await asyncio.create_subprocess_exec(

@@ -199,6 +199,7 @@ def _check_shown(name: str) -> None:
     assert clean_name(name) == name
 
 
+@pytest.mark.slow
 def test_no_single_character_cleans_to_something_invisible() -> None:
     """Every code point of planes 0-3 alone (a fuzz of the character rules)."""
     for code in range(0x40000):

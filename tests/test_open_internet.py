@@ -137,6 +137,7 @@ def _guarded_channels() -> list[GuardedChannel]:
     return [o for o in gc.get_objects() if isinstance(o, GuardedChannel)]
 
 
+@pytest.mark.slow
 async def test_thousands_of_env_requests_store_nothing_but_the_locale(tmp_path: Path) -> None:
     """A guest's channel sends 2,000 `env` requests of 16 KB each (32 MB), and LANG: the
     session starts in the client's language, and the channel holds LANG only."""
@@ -249,6 +250,7 @@ async def test_every_die_of_a_game_comes_from_the_dice_stream() -> None:
 # ---- pastes: cut, never a disconnect ------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_big_paste_in_small_packets_is_cut_and_the_session_lives(tmp_path: Path) -> None:
     """A 1.5 MB paste sent as OpenSSH sends one from tmux, in 1 KB packets (1,500 of them, past
     the packet rate's burst): held back, never dropped; the app gets the paste cut to
@@ -310,6 +312,7 @@ async def test_new_connections_from_one_address_are_held_to_a_rate(
             await conn.wait_closed()
 
 
+@pytest.mark.slow
 async def test_a_flood_of_waiting_connections_cannot_keep_a_player_out(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -354,6 +357,7 @@ async def test_a_flood_of_waiting_connections_cannot_keep_a_player_out(
 # ---- one session's CPU budget ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_key_storm_over_ssh_is_slowed_then_ended_saying_why_and_others_play_on(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -26,7 +26,7 @@ from tests.sshterm import Terminal
 from tests.test_identity import fingerprint, new_key, play_a_game_against_bots, run
 from tests.test_lobby_support import Player, play_randomly, running_lobby
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = [pytest.mark.timeout(90), pytest.mark.slow]  # the quick loop: -m "not slow"
 
 SCRIPT = Path(sys.executable).with_name("perudo-ssh")
 
@@ -197,13 +197,17 @@ from perudo_ssh.archive import GameArchive
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.serve import start_game_server, update_ratings
 from perudo_ssh.store import Store
+from perudo_ssh.limits import Limits
+PLAYING_FAST = Limits(
+    input_events_per_second=1000, input_events_burst=1000, input_screens_per_second=1000.0
+)
 
 async def main():
     store = await Store.open(sys.argv[1])
     archive = GameArchive(store, after_game=update_ratings)
     lobby = Lobby(bot_delay=(0, 0), reveal_timeout=60, rng=random.Random(int(sys.argv[3])))
     acceptor, _ = await start_game_server(
-        "127.0.0.1", 0, Path(sys.argv[2]), lobby, archive=archive
+        "127.0.0.1", 0, Path(sys.argv[2]), lobby, archive=archive, limits=PLAYING_FAST
     )
     print(acceptor.get_port(), flush=True)
     await asyncio.Event().wait()

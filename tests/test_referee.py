@@ -163,6 +163,7 @@ def test_every_error_code_has_a_broken_record() -> None:
 
 
 @pytest.mark.parametrize(("code", "broken", "round_", "action"), BROKEN, ids=ERROR_CODES)
+@pytest.mark.slow
 def test_broken_record(code, broken, round_, action, tmp_path: Path) -> None:
     status, out, err = run_referee(broken, tmp_path)
     assert (status, err) == (1, "")
@@ -235,6 +236,7 @@ PRECEDENCE = [
 
 
 @pytest.mark.parametrize(("code", "broken", "round_", "action"), PRECEDENCE)
+@pytest.mark.slow
 def test_precedence(code, broken, round_, action, tmp_path: Path) -> None:
     status, out, _ = run_referee(broken, tmp_path)
     assert status == 1
@@ -340,6 +342,7 @@ MALFORMED = {
 
 
 @pytest.mark.parametrize("name", MALFORMED)
+@pytest.mark.slow
 def test_malformed_record(name: str, tmp_path: Path) -> None:
     status, out, err = run_referee(MALFORMED[name], tmp_path)
     assert (status, out) == (2, "")

@@ -54,6 +54,8 @@ cache) is there before it is taken."""
 WORKERS = 8
 """Clients cycling at once (each its own SSH key, so the per-key limit is never reached)."""
 
+pytestmark = pytest.mark.slow  # the quick loop: -m "not slow"
+
 
 @dataclass(frozen=True)
 class Cycle:
@@ -433,15 +435,21 @@ async def settle(lobby: Any, tracked: Tracked) -> None:
 async def test_a_thousand_cycles_leave_no_tasks_apps_sessions_or_memory(
     tmp_path: Path, tracked: Tracked, server_errors: _ServerErrors
 ) -> None:
-    from perudo_ssh.limits import Limits
-    from tests.conftest import StoredServer
+    import msgspec
+
+    from tests.conftest import PLAYING_FAST, StoredServer
 
     # every client here comes from 127.0.0.1: the per-address limit would refuse the ones
     # whose last session the server has not yet seen end
     server = StoredServer(
         db=tmp_path / "perudo.db",
         host_keys=tmp_path / "keys",
-        limits=Limits(max_sessions_per_address=0, connection_rate_per_address=0),
+        limits=msgspec.structs.replace(
+            PLAYING_FAST,
+            max_sessions_per_address=0,
+            connection_rate_per_address=0,
+            max_startups="0",
+        ),
     )
     await server.start()
     assert server.lobby is not None

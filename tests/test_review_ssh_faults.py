@@ -14,7 +14,7 @@ from perudo_ssh.serve import serve_forever
 from screens.lobby import LobbyScreen
 from tests.sshterm import Terminal
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]  # the quick loop: -m "not slow"
 
 
 async def test_an_app_cancelled_after_its_client_left_still_leaves_the_lobby(

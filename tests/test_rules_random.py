@@ -41,7 +41,7 @@ from perudo_ssh.rules.engine import _beats, _raise_counts
 
 # with pytest-xdist (the test command), every test of this module runs in one worker, so that
 # its module fixture (the 4000 games) is played once
-pytestmark = pytest.mark.xdist_group("rules-random")
+pytestmark = [pytest.mark.xdist_group("rules-random"), pytest.mark.slow]  # quick: -m "not slow"
 
 GAMES = 1000  # per preset
 CHUNK = 250  # games per worker task

@@ -777,6 +777,7 @@ def _sample(actions=None) -> dict[str, Any]:
         ("no actions", {**_sample(), "rounds": [{"dice": DICE}]}, 2, None),
     ],
 )
+@pytest.mark.slow
 def test_exit_status_of_malformed_and_broken_records(name, record, status, code):
     got, out, err = run_referee(json.dumps(record).encode())
     assert got == status, name
@@ -1138,6 +1139,7 @@ def random_record(rng: random.Random) -> dict[str, Any]:
     return rec(rules, [(r["dice"], r["actions"]) for r in rounds], players, first)
 
 
+@pytest.mark.slow
 def test_referee_agrees_with_an_independent_model_on_random_records():
     codes: set[str] = set()
     for seed in range(1500):

@@ -5,6 +5,7 @@ Game views come from the real rules engine with fixed dice (see `test_screens_fa
 
 from __future__ import annotations
 
+import pytest
 from msgspec.structs import replace
 from textual.widgets import DataTable
 
@@ -75,6 +76,7 @@ async def test_join_and_spectate_send_commands_for_the_selected_table():
         assert session.sent == [P.JoinTable(table=1), P.SpectateTable(table=2)]
 
 
+@pytest.mark.slow
 async def test_create_dialog_sends_the_chosen_table():
     session = FakeSession()
     app = await start(session, lobby_state())
@@ -145,6 +147,7 @@ async def test_typed_bid_is_sent():
         assert "Current bid: 3×4 by ana" in screen_text(app)
 
 
+@pytest.mark.slow
 async def test_garbage_input_explains_and_sends_nothing():
     session = FakeSession()
     app = await start(session, table_state(observe(bid(rolled(), 0, 3, 4), 1), me=1))
@@ -339,6 +342,7 @@ async def test_waiting_table_offers_bots_and_start_to_its_creator():
         assert session.sent == [P.AddBot(), P.StartGame(), P.LeaveTable()]
 
 
+@pytest.mark.slow
 async def test_refused_and_notice_are_notified_and_goodbye_exits():
     session = FakeSession()
     app = await start(session, P.Refused(code="table_full", message="every seat is [b]taken"))

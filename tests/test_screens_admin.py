@@ -4,6 +4,7 @@ reaches it, what it shows, and the command each key sends."""
 from __future__ import annotations
 
 import msgspec
+import pytest
 from textual.widgets import DataTable, Input
 
 from perudo_ssh import protocol as P
@@ -177,6 +178,7 @@ async def test_the_cursor_stays_on_its_session_when_one_above_it_leaves():
         assert session.sent == [P.Kick(session=4, reason="rude")]
 
 
+@pytest.mark.slow
 async def test_each_key_sends_its_admin_command():
     session, app = admin_app()
     async with app.run_test(size=SIZE) as pilot:

@@ -322,6 +322,7 @@ async def settled(pilot, shown: Shown) -> None:
         raise AssertionError("\n".join(shown.differences()[:20])) from None
 
 
+@pytest.mark.slow
 async def test_a_change_of_focus_redraws_what_it_changes_and_the_terminal_shows_it() -> None:
     """With `install_quiet_focus` (no whole-screen repaint on each change of focus), every
     step through the create dialog's fields and lists and the lobby's chat leaves the
@@ -396,6 +397,7 @@ async def test_the_table_list_grows_and_shrinks_without_a_layout_and_shows_it_ex
         assert len(layouts) <= 3  # the scrollbar shown, then hidden (not one per row change)
 
 
+@pytest.mark.slow
 async def test_under_a_dialog_the_lobby_goes_on_and_the_terminal_shows_it_exactly() -> None:
     """With the create dialog open, chat lines, names online and table rows change the
     dimmed lobby under it: only the rows touched are drawn again (`PartialBackground`), and
@@ -428,6 +430,7 @@ async def test_under_a_dialog_the_lobby_goes_on_and_the_terminal_shows_it_exactl
         assert isinstance(app.screen, CreateTableDialog)
 
 
+@pytest.mark.slow
 async def test_typing_a_long_line_lays_nothing_out_and_scrolls_as_before() -> None:
     """The lobby's chat line (a `QuietInput`): keys typed past its width lay nothing out,
     the line scrolls to keep the cursor in view, and the terminal shows exactly a whole

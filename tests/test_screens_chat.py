@@ -3,6 +3,7 @@ bids (`t`), against a fake lobby session."""
 
 from __future__ import annotations
 
+import pytest
 from textual import events
 from textual.widgets import DataTable
 
@@ -47,6 +48,7 @@ def test_chat_log_keeps_lines_once_in_order_and_per_table() -> None:
     assert (log.table, [x.text for x in log.lines]) == (4, ["x"])
 
 
+@pytest.mark.slow
 async def test_lobby_chat_shows_lines_as_text_and_sends_what_is_typed() -> None:
     session = FakeSession()
     app = make_app(session)

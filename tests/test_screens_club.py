@@ -91,6 +91,7 @@ async def test_balances_and_the_bank_are_always_on_screen(language):
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.slow
 async def test_the_reveal_gives_each_payment_its_reason_and_the_bank(language):
     tr = translator(language)
     terms = tr.terms(CLUB)
@@ -141,6 +142,7 @@ def club_state_with_jonti():
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.slow
 async def test_jonti_is_offered_out_of_turn_and_refused_with_its_reason(language):
     tr = translator(language)
     terms = tr.terms(CLUB)
@@ -181,6 +183,7 @@ def one_die_opening():
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.slow
 async def test_the_calzone_question_is_asked_before_any_bid(language):
     tr = translator(language)
     terms = tr.terms(CLUB)
@@ -281,6 +284,7 @@ def club_game_won_by_carl():
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.slow
 async def test_the_winner_takes_the_bank(language):
     tr = translator(language)
     session = FakeSession()

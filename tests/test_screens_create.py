@@ -73,6 +73,7 @@ async def test_the_dialog_fits_80x24_and_marks_the_chosen_preset_by_text():
         assert "count or face" in text and "Palifico" in text and "2 players" in text
 
 
+@pytest.mark.slow
 async def test_keyboard_only_a_changed_table_is_sent_with_its_overrides():
     session, app = start()
     async with app.run_test(size=SIZE) as pilot:
@@ -115,6 +116,7 @@ async def test_keyboard_only_a_changed_table_is_sent_with_its_overrides():
         ]
 
 
+@pytest.mark.slow
 async def test_choosing_a_preset_resets_every_option_to_its_values():
     session, app = start()
     async with app.run_test(size=SIZE) as pilot:
@@ -163,6 +165,7 @@ async def test_options_that_do_not_apply_are_disabled_not_cleared():
         assert session.sent[0].options == {"calza": "on-turn", "special_round": "off"}
 
 
+@pytest.mark.slow
 async def test_a_refused_combination_shows_its_reason_and_sends_nothing():
     session, app = start()
     async with app.run_test(size=SIZE) as pilot:
@@ -206,6 +209,7 @@ async def test_a_refused_combination_shows_its_reason_and_sends_nothing():
         ("101", "the stake must be between 0 and 100 tokens"),
     ],
 )
+@pytest.mark.slow
 async def test_a_stake_out_of_range_is_refused(stake, reason):
     session, app = start()
     async with app.run_test(size=SIZE) as pilot:
@@ -243,6 +247,7 @@ async def test_i_shows_the_rules_as_set_so_far_and_comes_back_to_the_same_form()
 
 
 @pytest.mark.parametrize("language", ["en", "fr", "ru"])
+@pytest.mark.slow
 async def test_the_dialog_speaks_the_session_language_and_the_preset_terms(language):
     tr = translator(language)
     session, app = start(language)
@@ -267,6 +272,7 @@ async def test_the_dialog_speaks_the_session_language_and_the_preset_terms(langu
         assert session.sent[0].name == tr._("{name}'s table", name="ana")  # as the field said
 
 
+@pytest.mark.slow
 async def test_a_language_switch_keeps_what_was_entered():
     session, app = start()
     async with app.run_test(size=SIZE) as pilot:
@@ -304,6 +310,7 @@ async def test_a_language_switch_keeps_what_was_entered():
         ]
 
 
+@pytest.mark.slow
 async def test_a_choice_opens_its_list_and_picks_by_keys_typing_or_mouse():
     """A `Choice` (the dialog's one-widget list field): ▼ closed, ▲ open with every option,
     Esc closes it unchanged, typing jumps to an option by its first letters, a click opens

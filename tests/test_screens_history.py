@@ -227,6 +227,7 @@ async def test_history_reads_the_next_page_at_the_end_of_the_list(tmp_path, monk
         await store.close()
 
 
+@pytest.mark.slow
 async def test_the_lobby_keys_open_each_screen(tmp_path):
     store, ana, _ = await seeded(tmp_path)
     try:
@@ -278,6 +279,7 @@ def test_a_damaged_record_replays_up_to_its_fault():
     assert [(f.round, f.step) for f in replay.frames] == [(0, 0), (0, 1), (0, 2)]
 
 
+@pytest.mark.slow
 async def test_enter_replays_a_game_move_by_move_and_round_by_round(tmp_path):
     store, ana, _ = await seeded(tmp_path)
     try:

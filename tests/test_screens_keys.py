@@ -83,6 +83,7 @@ async def test_a_screen_closed_while_it_opens_does_not_crash_the_app(screen, clo
     assert app._exception is None  # run_test would have raised it
 
 
+@pytest.mark.slow
 async def test_a_huge_paste_into_the_bid_input_is_refused_whole_with_a_reason():
     session = FakeSession()
     app = await start(session, table_state(observe(bid(rolled(), 0, 3, 4), 1), me=1))
@@ -117,6 +118,7 @@ async def test_a_spectator_leaves_with_l_during_a_reveal():
         assert session.sent == [P.LeaveTable()]
 
 
+@pytest.mark.slow
 async def test_during_a_reveal_the_footer_keys_work_and_any_other_key_closes_it():
     session = FakeSession("ben")
     state = bid(rolled(), 0, 3, 4)

@@ -4,6 +4,7 @@ messages (ids with args) translated on arrival, and dialogs asked again in the n
 
 from __future__ import annotations
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -90,6 +91,7 @@ async def test_the_language_key_switches_the_lobby_and_its_footer():
         assert notices(app)[-1] == ("", "Table 2 is playing: press s to watch it.")
 
 
+@pytest.mark.slow
 async def test_lobby_messages_are_translated_with_their_args():
     session = FakeSession()
     app = make_app(session, "en")

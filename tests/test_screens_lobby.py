@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from textual.widgets import DataTable
 
 from perudo_ssh import protocol as P
@@ -22,6 +23,7 @@ from tests.test_screens_fakes import screen_text, wait_until
 SIZE = (80, 24)
 
 
+@pytest.mark.slow
 async def test_whole_game_against_a_bot_by_keys():
     lobby = Lobby(bot_delay=(0, 0), rng=random.Random(11))
     lobby.start()

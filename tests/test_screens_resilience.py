@@ -284,6 +284,7 @@ async def test_the_reveal_says_the_call_was_automatic():
 # ---- the create dialog ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_the_create_dialog_sends_the_turn_timer_and_grace_by_keys_alone():
     session, _, app = await start(lobby_state())
     async with app.run_test(size=SIZE) as pilot:
@@ -325,6 +326,7 @@ async def test_the_create_dialog_sends_the_turn_timer_and_grace_by_keys_alone():
         ]
 
 
+@pytest.mark.slow
 async def test_the_create_dialog_sends_the_defaults_and_its_rules_show_them():
     session, _, app = await start(lobby_state())
     async with app.run_test(size=SIZE) as pilot:

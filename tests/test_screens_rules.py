@@ -209,6 +209,7 @@ def panel_text(app) -> str:
 
 
 @pytest.mark.parametrize("me", [0, None], ids=["player", "spectator"])
+@pytest.mark.slow
 async def test_i_opens_the_tables_rules_before_the_game_for_players_and_spectators(me):
     options = options_for("club", stake=3, jonti=False)
     session = FakeSession("ana" if me == 0 else "dan")
@@ -254,6 +255,7 @@ async def test_i_in_the_lobby_shows_the_rules_in_general():
 
 
 @pytest.mark.parametrize("language", ["fr", "ru"])
+@pytest.mark.slow
 async def test_the_panel_and_the_help_follow_a_language_switch(language):
     session = FakeSession()
     options = PRESETS["club"]
@@ -298,6 +300,7 @@ def test_the_help_keys_use_the_tables_terms():
     assert ru._("{dudo}: doubt the bid", dudo=terms.dudo) in str(keys_text(ru, PRESETS["club"]))
 
 
+@pytest.mark.slow
 async def test_rules_and_help_open_each_other_without_stacking_up():
     """`i` in help opens the rules and `?` in the rules opens help: one replaces the other, so
     a player (or a script) alternating them never piles up screens (found by an attack pass:

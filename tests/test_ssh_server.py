@@ -225,6 +225,7 @@ async def test_key_login_shows_clean_name_and_fingerprint(
         ("xterm", {}, "colors=standard"),
     ],
 )
+@pytest.mark.slow
 async def test_colour_depth_follows_the_client(
     ssh_server: Server,
     ssh_client_key: asyncssh.SSHKey,
@@ -474,6 +475,7 @@ async def test_random_garbage_does_not_hurt_other_sessions(
 
 
 @pytest.mark.parametrize("ssh_server", [Limits(output_buffer_bytes=64 * 1024)], indirect=True)
+@pytest.mark.slow
 async def test_client_that_stops_reading_is_dropped(
     ssh_server: Server,
     ssh_client_key: asyncssh.SSHKey,

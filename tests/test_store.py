@@ -351,6 +351,7 @@ async def test_queries_run_in_the_store_thread_not_the_loop(tmp_path):
         await store.close()
 
 
+@pytest.mark.slow
 async def test_serve_creates_the_db_file_and_refuses_one_it_cannot_use(tmp_path):
     db = tmp_path / "sub" / "perudo.db"
     db.parent.mkdir()

@@ -67,6 +67,10 @@ INPUT_BURST = 128 * 1024
 SCREENS_BURST = 8.0
 """Whole screens of output a session may cause at once above `Limits.input_screens_per_second`
 before its input waits."""
+ANSWER_SECONDS = 0.5
+"""Output within this many seconds of an input event given to the app counts against its
+`input_screens_per_second` (what the keys made it draw); output at other times (the first
+screens, the lobby's updates) does not."""
 CELL_BYTES = 2
 """Bytes of output counted as one cell drawn (a full repaint is about this per cell: most
 cells are runs of one style): `input_screens_per_second` counts the client's terminal in
@@ -270,6 +274,7 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             limits.input_screens_per_second, SCREENS_BURST, self._loop.time()
         )  # ... and what its screen costs to draw, in whole screens
         self._held_since: float | None = None  # input held back by it since, without a break
+        self._answered_until = 0.0  # output until then counts against `_screens`
         self._messages = _TokenBucket(MESSAGE_RATE, MESSAGE_BURST, self._loop.time())
         self._resize_handle: asyncio.TimerHandle | None = None
         self._cancel_handle: asyncio.TimerHandle | None = None  # the app's exit deadline
@@ -506,8 +511,10 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         if self._closed or chan is None or chan.is_closing():
             return
         chan.write(data)
-        width, height = self._size
-        self._screens.spend(len(data) / (CELL_BYTES * width * height), self._loop.time())
+        now = self._loop.time()
+        if now <= self._answered_until:  # drawn for the input: counts against its budget
+            width, height = self._size
+            self._screens.spend(len(data) / (CELL_BYTES * width * height), now)
         buffered = chan.get_write_buffer_size() + self._transport_buffer_size(chan)
         if buffered > self._limits.output_buffer_bytes:
             self._drop("output_unread", bytes=buffered, limit=self._limits.output_buffer_bytes)
@@ -569,6 +576,8 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             parsed, posted = driver.feed(chunk, min(events, most))
             self._bucket.give_back(granted - parsed)
             self._events.give_back(events - posted)
+            if posted:
+                self._answered_until = now + ANSWER_SECONDS
         if self._reading_paused:
             self._update_reading()
         if not (self._pending or driver.deferred):
