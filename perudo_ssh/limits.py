@@ -70,12 +70,12 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     back (typing, key repeat and a fast mouse are well within it); at least 1."""
     input_events_burst: int = 60
     """Input events given to an app at once above `input_events_per_second`; at least 1."""
-    input_screens_per_second: float = 2.0
+    input_screens_per_second: float = 1.0
     """The rest of a session's CPU budget, counted in what its screen costs to draw: while
-    its app has drawn, in answer to its input (within 0.5 s of it), more than this many whole
-    screens a second (its terminal's cells, after a burst of 8), its input waits. Opening
-    and closing the help redraws the whole screen each time (about 10 ms of CPU here),
-    typing a bid a line; at least 0.1."""
+    its app has drawn, in answer to its input (within a second of it), more than this many
+    whole screens a second (its terminal's cells; after a burst of 8, a debt of 2 at most),
+    its input waits. Opening the help draws a whole screen (~75 ms of CPU here, with its
+    text), closing it 0.4; a bid and the table's answer about 0.3; at least 0.1."""
     input_flood_seconds: float = 30.0
     """Seconds a session's input may stay held back by `input_events_per_second` without a
     break before the session is ended as a flood, saying why; 0: never."""

@@ -162,8 +162,12 @@ async def test_keys_wait_while_the_app_draws_more_screens_than_its_budget() -> N
     assert driver.messages == []  # held back, not lost
     await until(lambda: len(driver.messages) == 4, "the keys, as the budget comes back", TIMEOUT)
     assert feeds == [1, 1, 1, 1]  # one at a time: each left less than a screen
-    # output that answers no key (the first screens, the lobby's updates) costs nothing
+    # however much is drawn, the debt stops at SCREENS_DEBT: no key waits for long
+    session.send(screen * 50)
+    assert session._screens.left == -session_module.SCREENS_DEBT
+    # and output that answers no key (a table's moves, the lobby's updates) costs nothing
     session._answered_until = 0.0
+    session._screens.give_back(10)
     left = session._screens.left
     session.send(screen * 4)
     assert session._screens.left == left

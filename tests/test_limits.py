@@ -59,7 +59,7 @@ def test_the_defaults() -> None:
         connection_burst_per_address=20,
         input_events_per_second=20,
         input_events_burst=60,
-        input_screens_per_second=2.0,
+        input_screens_per_second=1.0,
         input_flood_seconds=30.0,
         login_timeout=30.0,
         keepalive_interval=30.0,

@@ -67,14 +67,23 @@ INPUT_BURST = 128 * 1024
 SCREENS_BURST = 8.0
 """Whole screens of output a session may cause at once above `Limits.input_screens_per_second`
 before its input waits."""
-ANSWER_SECONDS = 0.5
-"""Output within this many seconds of an input event given to the app counts against its
-`input_screens_per_second` (what the keys made it draw); output at other times (the first
-screens, the lobby's updates) does not."""
-CELL_BYTES = 2
-"""Bytes of output counted as one cell drawn (a full repaint is about this per cell: most
-cells are runs of one style): `input_screens_per_second` counts the client's terminal in
-cells."""
+ANSWER_PAUSE = 1 / 30
+"""Seconds between two feeds of input to the app while more waits: time for the app to draw
+what the last events changed (Textual draws up to 60 times a second), so that it is counted
+against `input_screens_per_second` before more events are given."""
+SCREENS_DEBT = 2.0
+"""Most whole screens of output counted beyond the budget: what a session's input waits for
+is then at most (1 + this) / `input_screens_per_second` seconds, however much one key made
+its app draw."""
+CELL_BYTES = 13
+"""Bytes of output counted as one cell drawn: `input_screens_per_second` counts the client's
+terminal in cells (measured: the help drawn over the lobby at 80x24 is 25.7 kB, 13.4 bytes a
+cell; closing it, 10.2 kB)."""
+ANSWER_SECONDS = 1.0
+"""Output within this many seconds of an input event given to the app, or while more of its
+input waits, counts against its `input_screens_per_second` (what the keys made it draw, and
+what a storm costs while it lasts); output at other times (the first screens, a table's
+moves and the lobby's updates to a player not typing) does not."""
 FLOOD_MESSAGE = "too much input: {rate} keys or mouse events a second for {seconds:g} s"
 """The SSH disconnect reason of a session past `Limits.input_flood_seconds` (English, as the
 other disconnect reasons: OpenSSH prints it after the app is gone)."""
@@ -179,10 +188,11 @@ class _TokenBucket:
         """Units left as last counted (negative: a debt)."""
         return self._tokens
 
-    def spend(self, units: float, now: float) -> None:
-        """Count `units` used, beyond what is left if need be (a debt paid off first)."""
+    def spend(self, units: float, now: float, floor: float = float("-inf")) -> None:
+        """Count `units` used, beyond what is left if need be (a debt paid off first, never
+        counted below `floor`)."""
         self._refill(now)
-        self._tokens -= units
+        self._tokens = max(floor, self._tokens - units)
 
     def wait(self, wanted: int) -> float:
         """Seconds until `wanted` units (capped at burst) will be available."""
@@ -512,9 +522,12 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             return
         chan.write(data)
         now = self._loop.time()
-        if now <= self._answered_until:  # drawn for the input: counts against its budget
+        driver = self._driver
+        # drawn for its input, or while more of it waits: counts against its budget
+        if now <= self._answered_until or self._pending or (driver and driver.deferred):
             width, height = self._size
-            self._screens.spend(len(data) / (CELL_BYTES * width * height), now)
+            cost = len(data) / (CELL_BYTES * width * height)
+            self._screens.spend(cost, now, floor=-SCREENS_DEBT)
         buffered = chan.get_write_buffer_size() + self._transport_buffer_size(chan)
         if buffered > self._limits.output_buffer_bytes:
             self._drop("output_unread", bytes=buffered, limit=self._limits.output_buffer_bytes)
@@ -570,6 +583,7 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         if not deferred:
             self._bucket.give_back(granted - events)
             granted = events
+        posted = 0
         if events:
             chunk = bytes(self._pending[:granted])
             del self._pending[:granted]
@@ -588,7 +602,9 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
                 return
         if self._pending or driver.deferred:
             wait = max(self._bucket.wait(1), self._events.wait(1))
-            self._schedule_pump(0.0 if events else wait)
+            # after events, a frame's pause: what they make the app draw is counted
+            # (`send`) before more are given, or a storm would get ahead of its budget
+            self._schedule_pump(ANSWER_PAUSE if posted else 0.0 if events else wait)
 
     # The app
 
