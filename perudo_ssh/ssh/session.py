@@ -285,6 +285,7 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         )  # ... and what its screen costs to draw, in whole screens
         self._held_since: float | None = None  # input held back by it since, without a break
         self._answered_until = 0.0  # output until then counts against `_screens`
+        self._flooded = False  # ended for `input_flood_seconds`: no more input is read
         self._messages = _TokenBucket(MESSAGE_RATE, MESSAGE_BURST, self._loop.time())
         self._resize_handle: asyncio.TimerHandle | None = None
         self._cancel_handle: asyncio.TimerHandle | None = None  # the app's exit deadline
@@ -411,7 +412,7 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             self._driver.resize(*self._size)
 
     def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
-        if self._closed:
+        if self._closed or self._flooded:
             return
         self._pending += data
         now = self._loop.time()
@@ -431,12 +432,21 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         flood = self._limits.input_flood_seconds
         if flood and now - self._held_since > flood:
             rate = self._limits.input_events_per_second
-            self._drop(
-                "input_flood",
-                rate=rate,
-                seconds=flood,
-                message=FLOOD_MESSAGE.format(rate=rate, seconds=flood),
-            )
+            message = FLOOD_MESSAGE.format(rate=rate, seconds=flood)
+            app = self._app
+            if app is None:
+                self._drop("input_flood", rate=rate, seconds=flood, message=message)
+                return
+            # the app ends, and its farewell stays on the client's terminal after ssh exits
+            warning = logging.WARNING
+            log_event(
+                logger, "client_dropped", level=warning, peer=self._peer,
+                reason="input_flood", rate=rate, seconds=flood,
+            )  # fmt: skip
+            self._flooded = True
+            self._pending.clear()
+            app.farewell = message  # type: ignore[attr-defined]
+            app.exit()
 
     def _rate_resumed(self) -> None:
         self._rate_handle = None
@@ -561,6 +571,8 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         self._pump_handle = None
         driver = self._driver
         if driver is None or not (self._pending or driver.deferred) or self._closed:
+            return
+        if self._flooded:
             return
         if driver.backlog > MAX_BACKLOG:
             self._schedule_pump(0.02)
