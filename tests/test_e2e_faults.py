@@ -553,6 +553,20 @@ def _unfinished(db: Path) -> list[tuple[int, str]]:
         return conn.execute("SELECT id, snapshot FROM unfinished_tables").fetchall()
 
 
+async def start_against_a_bot(term: Terminal) -> None:
+    """From the lobby, through the create dialog: a table of 2 seats, one a bot, started."""
+    term.send("c")
+    await term.wait_for("Create a table")
+    term.send("tab", "enter")  # seats 4 -> 2; the bots follow to 1
+    await term.wait_for("▲")
+    term.send("up", "up", "enter")
+    await term.wait_for(
+        lambda t: re.search(r"Seats\s+2 .*Bots\s+1 ", t) is not None and "▲" not in t
+    )
+    term.send("\x13")  # ctrl+s: the game starts at once
+    await term.wait_for("Your dice")
+
+
 async def test_sigterm_mid_round_saves_the_game_a_restart_seats_the_player_a_kill_loses_nothing(
     tmp_path: Path,
 ):
@@ -562,16 +576,7 @@ async def test_sigterm_mid_round_saves_the_game_a_restart_seats_the_player_a_kil
     try:
         await ana.connect(served.port, "ana", key)
         await ana.wait_for("welcome, ana")
-        ana.send("c")
-        await ana.wait_for("Create a table")
-        ana.send("tab", "enter")  # seats 4 -> 2; the bots follow to 1
-        await ana.wait_for("▲")
-        ana.send("up", "up", "enter")
-        await ana.wait_for(
-            lambda t: re.search(r"Seats\s+2 .*Bots\s+1 ", t) is not None and "▲" not in t
-        )
-        ana.send("\x13")  # ctrl+s: the game starts at once
-        await ana.wait_for("Your dice")
+        await start_against_a_bot(ana)
         # her bid, then her turn again once the bot has moved: the round waits for her
         bid_made = False
         while True:

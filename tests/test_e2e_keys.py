@@ -11,6 +11,7 @@ import pytest
 
 from perudo_ssh import protocol
 from tests.sshterm import Terminal
+from tests.test_e2e_faults import start_against_a_bot
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.slow]  # the quick loop: -m "not slow"
 
@@ -27,15 +28,7 @@ async def sit_at_a_game_against_one_bot(term: Terminal) -> str:
     """Create a two-seat table with one bot (the game starts at once); return the screen
     once it is this player's turn to bid."""
     await term.wait_for("welcome, ana")
-    term.send("c")
-    await term.wait_for("Create a table")
-    term.send("tab", "enter")  # seats 4 -> 2; the bots follow to 1
-    await term.wait_for("▲")
-    term.send("up", "up", "enter")
-    await term.wait_for(
-        lambda t: re.search(r"Seats\s+2 .*Bots\s+1 ", t) is not None and "Dismiss menu" not in t
-    )
-    term.send("\x13")  # ctrl+s: create
+    await start_against_a_bot(term)
     return await term.wait_for("Your bid ▸")  # bids are offered on one's own turn only
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -198,7 +197,15 @@ async def test_over_ssh_a_full_disk_pauses_the_game_and_a_kill_loses_nothing_sho
     player is told, the game takes no move, and after `kill -9` and a restart with room on
     the disk she is back at her seat with every bid she had seen."""
     from tests.sshterm import Terminal
-    from tests.test_e2e_faults import _kill, _serve, flat, history, my_dice, my_turn
+    from tests.test_e2e_faults import (
+        _kill,
+        _serve,
+        flat,
+        history,
+        my_dice,
+        my_turn,
+        start_against_a_bot,
+    )  # fmt: skip
 
     key = asyncssh.generate_private_key("ssh-ed25519")
     served = await _serve(tiny_disk)
@@ -206,16 +213,7 @@ async def test_over_ssh_a_full_disk_pauses_the_game_and_a_kill_loses_nothing_sho
     try:
         await ana.connect(served.port, "ana", key)
         await ana.wait_for("welcome, ana")
-        ana.send("c")
-        await ana.wait_for("Create a table")
-        ana.send("tab", "enter")  # seats 4 -> 2; the bots follow to 1
-        await ana.wait_for("▲")
-        ana.send("up", "up", "enter")
-        await ana.wait_for(
-            lambda t: re.search(r"Seats\s+2 .*Bots\s+1 ", t) is not None and "▲" not in t
-        )
-        ana.send("\x13")  # ctrl+s: the game starts at once
-        await ana.wait_for("Your dice")
+        await start_against_a_bot(ana)
         _fill(tiny_disk / "filler")
 
         def paused(text: str) -> bool:
