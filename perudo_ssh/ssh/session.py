@@ -85,8 +85,8 @@ input waits, counts against its `input_screens_per_second` (what the keys made i
 what a storm costs while it lasts); output at other times (the first screens, a table's
 moves and the lobby's updates to a player not typing) does not."""
 FLOOD_MESSAGE = "too much input: {rate} keys or mouse events a second for {seconds:g} s"
-"""The SSH disconnect reason of a session past `Limits.input_flood_seconds` (English, as the
-other disconnect reasons: OpenSSH prints it after the app is gone)."""
+"""The farewell of a session past `Limits.input_flood_seconds`, left on the client's terminal
+once its app is gone (English, as the SSH layer's other reasons)."""
 MESSAGE_RATE = 300
 """Sustained input packets and window changes accepted per second. Each costs asyncssh about
 0.2 ms of CPU before the app sees it, so a client sending thousands a second would take a core
@@ -183,9 +183,9 @@ class _TokenBucket:
         self._tokens = min(self.burst, self._tokens + (now - self._time) * self.rate)
         self._time = now
 
-    @property
-    def left(self) -> float:
-        """Units left as last counted (negative: a debt)."""
+    def left(self, now: float) -> float:
+        """Units left now (negative: a debt)."""
+        self._refill(now)
         return self._tokens
 
     def spend(self, units: float, now: float, floor: float = float("-inf")) -> None:
@@ -432,20 +432,15 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         flood = self._limits.input_flood_seconds
         if flood and now - self._held_since > flood:
             rate = self._limits.input_events_per_second
-            message = FLOOD_MESSAGE.format(rate=rate, seconds=flood)
             app = self._app
-            if app is None:
-                self._drop("input_flood", rate=rate, seconds=flood, message=message)
+            if app is None:  # nothing to say it: cut
+                self._drop("input_flood", rate=rate, seconds=flood)
                 return
             # the app ends, and its farewell stays on the client's terminal after ssh exits
-            warning = logging.WARNING
-            log_event(
-                logger, "client_dropped", level=warning, peer=self._peer,
-                reason="input_flood", rate=rate, seconds=flood,
-            )  # fmt: skip
+            self._log_drop("input_flood", rate=rate, seconds=flood)
             self._flooded = True
             self._pending.clear()
-            app.farewell = message  # type: ignore[attr-defined]
+            app.farewell = FLOOD_MESSAGE.format(rate=rate, seconds=flood)  # type: ignore[attr-defined]
             app.exit()
 
     def _rate_resumed(self) -> None:
@@ -479,21 +474,17 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         self._drop("flood", rate=MESSAGE_RATE, burst=MESSAGE_BURST)
         return True
 
-    def _drop(self, reason: str, message: str | None = None, **fields: object) -> None:
-        """Cut the connection now, without waiting for the client (logged: `reason`, a
-        snake_case word, and what was measured); with `message`, an SSH disconnect saying
-        it (the client prints it) rather than a cut."""
-        warning = logging.WARNING
-        if message is not None:
-            fields["message"] = message
-        log_event(logger, "client_dropped", level=warning, peer=self._peer, reason=reason, **fields)
+    def _drop(self, reason: str, **fields: object) -> None:
+        """Cut the connection now, without waiting for the client (`_log_drop`)."""
+        self._log_drop(reason, **fields)
         self._closed = True
         if self._chan is not None:
-            conn = self._chan.get_extra_info("connection")
-            if message is None:
-                conn.abort()
-            else:
-                conn.disconnect(asyncssh.DISC_BY_APPLICATION, message)
+            self._chan.get_extra_info("connection").abort()
+
+    def _log_drop(self, reason: str, **fields: object) -> None:
+        """Log `client_dropped`: `reason`, a snake_case word, and what was measured."""
+        warning = logging.WARNING
+        log_event(logger, "client_dropped", level=warning, peer=self._peer, reason=reason, **fields)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
@@ -578,15 +569,14 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
             self._schedule_pump(0.02)
             return
         now = self._loop.time()
-        self._screens._refill(now)
-        if self._screens.wait(1) > 0:  # its screen cost more than its budget: input waits
+        if self._screens.left(now) < 1:  # its screen cost more than its budget: input waits
             self._hold(now)
             if not self._closed:
                 self._schedule_pump(max(self._screens.wait(1), RATE_PAUSE))
             return
         # no more events at once than whole screens are left in the budget, as any of them
         # may redraw it all: the rest wait, parsed (`deferred`), and no more is parsed
-        most = max(1, int(self._screens.left))
+        most = max(1, int(self._screens.left(now)))
         deferred = driver.deferred
         wanted = 0 if deferred else min(len(self._pending), INPUT_CHUNK)
         granted = self._bucket.take(wanted, now)
