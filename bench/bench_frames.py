@@ -42,7 +42,7 @@ from perudo_ssh.ssh.isolation import (
 from screens.app import PerudoApp
 from tests.test_screens_fakes import FakeSession, bid, rolled, summary, table_state
 
-SCENARIOS = ("online", "chat", "row", "table", "cursor", "tick", "dialog")
+SCENARIOS = ("online", "chat", "row", "table", "cursor", "tick", "dialog", "help")
 
 
 class Frames:
@@ -120,6 +120,11 @@ async def run(kind: str, apps: int, changes: int, profile: bool, frames: Frames)
                         await pilot.press(*keys)
                         await pilot.pause(0.02)
                     await pilot.press("down", "enter", "escape")
+            elif kind == "help":
+                for pilot in pilots:
+                    await pilot.press("question_mark")
+                    await pilot.pause(0.02)
+                    await pilot.press("question_mark")
             else:
                 change(i)
             await pilots[0].pause(0.02)
@@ -131,8 +136,8 @@ async def run(kind: str, apps: int, changes: int, profile: bool, frames: Frames)
     each = 1000 * frames.seconds / max(frames.count, 1)
     per = 1000 * frames.seconds / changes / apps
     line = f"{kind:7} {frames.count:6d} frames {each:6.2f} ms each  {per:6.2f} ms/change/app"
-    if kind == "dialog":
-        line += f"  {1000 * cpu / changes / apps:6.0f} ms CPU per dialog"
+    if kind in ("dialog", "help"):
+        line += f"  {1000 * cpu / changes / apps:6.0f} ms CPU per {kind}"
     return line
 
 
@@ -150,7 +155,7 @@ def main() -> None:
     frames = Frames()
     print(f"{args.apps} apps alike at 80×24, {args.changes} changes each")
     for kind in args.scenarios or SCENARIOS:
-        changes = max(1, args.changes // 10) if kind == "dialog" else args.changes
+        changes = max(1, args.changes // 10) if kind in ("dialog", "help") else args.changes
         print(asyncio.run(run(kind, args.apps, changes, args.profile, frames)), flush=True)
 
 

@@ -23,8 +23,12 @@ another checkout's `perudo-ssh` (to measure before and after a change). The mix:
 * about a quarter alone with bots (2–4 seats, the rest bots), playing the same way; a game
   over sends them back to the lobby to make another such table;
 * the rest in the lobby: the cursor up or down every 3–7 s, a lobby chat line every 20–40 s
-  (`m`, text, `Enter`, `Esc`). People of a six-seat table whose game ends stay idle in the
-  lobby.
+  (`m`, text, `Enter`, `Esc`; `--chat-every S` seconds on average instead of 30, for more
+  chat samples). People of a six-seat table whose game ends stay idle in the lobby;
+* `--stormers K` more sessions, not counted in N, that open and close the help by holding
+  `?` (`--storm-keys` a second, default 250) from 5 s after they are in: the key storm of
+  issue 11. The server slows each and ends it after `input_flood_seconds`; it logs in again
+  a second later with the same key and storms on (the times it was ended are printed).
 
 When every player is in and seated, the measuring window (`--seconds`, default 60) starts.
 A row's figures:
@@ -136,10 +140,13 @@ class Watch:
 @dataclass
 class Stats:
     samples: dict[str, list[tuple[float, float]]] = field(
-        default_factory=lambda: {"bid": [], "chat": [], "tchat": [], "connect": [], "ramp": []}
-    )
+        default_factory=lambda: {
+            "bid": [], "chat": [], "tchat": [], "connect": [], "ramp": [], "storm": []
+        }
+    )  # fmt: skip
     errors: list[str] = field(default_factory=list)
     drops: int = 0
+    storm_drops: int = 0
     watch_timeouts: int = 0
 
     def error(self, who: str, what: str) -> None:
@@ -167,13 +174,25 @@ class Player:
         self.closing = False
         self.closed = False
         self.in_lobby = False  # idle in the lobby, a fit watcher of lobby chat
+        self.key = None
+
+    def reset(self) -> None:
+        """A new terminal for the next connection (a stormer's, after a drop)."""
+        import pyte
+
+        self.screen = pyte.Screen(80, 24)
+        self.stream = pyte.Stream(self.screen)
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.changed = True
+        self.watches = []
+        self.closing = self.closed = False
 
     # ---- the terminal ----
 
     async def connect(self, port: int, kind: str = "ramp") -> None:
         import asyncssh
 
-        key = asyncssh.generate_private_key("ssh-ed25519")
+        key = self.key = self.key or asyncssh.generate_private_key("ssh-ed25519")
         t0 = time.monotonic()
         welcome = Watch(re.compile(rf"welcome, {re.escape(self.name)}(?![\w-])"), t0, kind)
         self.watches.append(welcome)
@@ -223,7 +242,11 @@ class Player:
                 self.stats.error(self.name, f"reader: {exc!r}")
         finally:
             self.closed = True
-            if not self.closing:
+            if self.closing:
+                pass
+            elif self.role == "storm":
+                self.stats.storm_drops += 1
+            else:
                 self.stats.drops += 1
 
     def _check_watches(self) -> None:
@@ -329,8 +352,10 @@ class Client:
         offset: float,
         seed: int,
         visit_every: float = 0.0,
+        chat_every: float = 30.0,
     ):
         self.visit_every = visit_every
+        self.chat_every = chat_every
         self.seed = seed
         self.visitors = 0
         self.port = port
@@ -446,20 +471,31 @@ class Client:
     # ---- the lobby ----
 
     async def _storm(self, p: Player, keys: float) -> None:
-        """`?` at `keys` a second, for ever: the help opens and closes (issue 11)."""
+        """`?` at `keys` a second, for ever: the help opens and closes (issue 11); a session
+        the server ends for it logs in again a second later (with the same key), as an
+        attacker would, and storms on."""
         await asyncio.sleep(5.0)  # once the others are in
         every = 0.02
         per = max(1, round(keys * every))
         while True:
-            p.send("?" * per)
-            await asyncio.sleep(every)
+            try:
+                while True:
+                    p.send("?" * per)
+                    await asyncio.sleep(every)
+            except (Dropped, BrokenPipeError):  # the channel closed before the reader saw it
+                pass
+            await p.close()
+            await asyncio.sleep(1.0)
+            p.reset()
+            await p.connect(self.port, "storm")
 
     async def _lobby_goer(self, p: Player) -> None:
-        next_chat = time.monotonic() + self.rng.uniform(5, 35)
+        every = self.chat_every
+        next_chat = time.monotonic() + self.rng.uniform(5, 5 + every)
         while True:
-            await asyncio.sleep(think(self.rng))
+            await asyncio.sleep(min(think(self.rng), every))
             if time.monotonic() >= next_chat:
-                next_chat = time.monotonic() + self.rng.uniform(20, 40)
+                next_chat = time.monotonic() + self.rng.uniform(every * 2 / 3, every * 4 / 3)
                 await self._lobby_chat(p)
             else:
                 p.send(self.rng.choice(("up", "down")))
@@ -651,12 +687,14 @@ class Client:
         await p.wait(lambda t: "Table chat · Esc closes" not in t, 15, "table chat closed")
 
 
-def client_main(port, specs, ramp, offset, seed, ready, stop, results, pin, visit_every) -> None:
+def client_main(
+    port, specs, ramp, offset, seed, ready, stop, results, pin, visit_every, chat_every
+) -> None:
     """A load process: its players until `stop`, then its figures on `results`."""
     if pin:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {LOAD_CPU})
-    client = Client(port, specs, ramp, offset, seed, visit_every)
+    client = Client(port, specs, ramp, offset, seed, visit_every, chat_every)
     try:
         asyncio.run(client.run(ready, stop))
     except Exception as exc:  # noqa: BLE001
@@ -667,6 +705,7 @@ def client_main(port, specs, ramp, offset, seed, ready, stop, results, pin, visi
             "samples": s.samples,
             "errors": s.errors,
             "drops": s.drops,
+            "storm_drops": s.storm_drops,
             "watch_timeouts": s.watch_timeouts,
         }
     )
@@ -815,7 +854,8 @@ def run_one(n: int, args) -> dict:
             proc = ctx.Process(
                 target=client_main,
                 args=(port, specs, args.ramp / args.clients, k / args.ramp, 1000 * n + k,
-                      ready, stop, results, pin, args.visit_every * args.clients),
+                      ready, stop, results, pin, args.visit_every * args.clients,
+                      args.chat_every),
                 daemon=True,
             )  # fmt: skip
             proc.start()
@@ -882,10 +922,10 @@ def run_one(n: int, args) -> dict:
                 if not any(p.is_alive() for p in procs) and results.empty():
                     break
         samples: dict[str, list[float]] = {
-            "bid": [], "chat": [], "tchat": [], "connect": [], "ramp": []
+            "bid": [], "chat": [], "tchat": [], "connect": [], "ramp": [], "storm": []
         }  # fmt: skip
         errors: list[str] = []
-        drops = timeouts = 0
+        drops = timeouts = storm_drops = 0
         for g in gathered:
             for kind, pairs in g["samples"].items():
                 for t0, lat in pairs:
@@ -893,12 +933,14 @@ def run_one(n: int, args) -> dict:
                         samples[kind].append(lat)
             errors += g["errors"]
             drops += g["drops"]
+            storm_drops += g.get("storm_drops", 0)
             timeouts += g["watch_timeouts"]
         if len(gathered) < len(procs):
             errors.append(f"bench: {len(procs) - len(gathered)} load process(es) gave no figures")
         row["samples"] = samples
         row["client_errors"] = errors
         row["drops"] = drops
+        row["storm_drops"] = storm_drops
         row["watch_timeouts"] = timeouts
     finally:
         stop.set()
@@ -985,6 +1027,10 @@ def main(argv: list[str] | None = None) -> None:
         help="sessions more (not in N) opening and closing the help as fast as --storm-keys",
     )  # fmt: skip
     parser.add_argument("--storm-keys", type=float, default=250, help="a stormer's keys a second")
+    parser.add_argument(
+        "--chat-every", type=float, default=30.0,
+        help="mean seconds between two lobby chat lines of a lobby-goer (default 30: 20-40)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if not args.no_pin and (os.cpu_count() or 1) >= 2:
         with contextlib.suppress(OSError):
@@ -1018,6 +1064,7 @@ def details(row: dict, args) -> None:
         f"{ev['client_dropped']} client_dropped, {ev['session_crashed']} session_crashed; "
         f"load CPU max 1 s sample {row['load_max'] or 0:.0f}%; "
         f"{row['watch_timeouts']} latency watches timed out"
+        + (f"; stormers ended by the server {row['storm_drops']} times" if args.stormers else "")
     )
     if (row["srv_mean"] or 0) >= 90:
         print("   the server used a whole core (SAT): it is CPU-bound at this N")

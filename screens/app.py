@@ -16,13 +16,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import msgspec
 from textual import events
 from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.timer import Timer
 
 from perudo_ssh import protocol
 from perudo_ssh.i18n import LANGUAGE_NAMES, LANGUAGES, N_, Terms, Translator, next_language
@@ -35,6 +36,7 @@ from screens.lobby import LobbyScreen
 from screens.messages import LobbyEventArrived, Send
 from screens.refusals import refusal_text, say
 from screens.rules import RulesScreen, table_settings
+from screens.shared import KeptPanel
 from screens.table import TableScreen
 
 if TYPE_CHECKING:
@@ -87,6 +89,10 @@ class PerudoApp(App[str | None]):
     with a farewell saying why, once it has been in the lobby — at no table — that long with
     no key, mouse or paste from the player (`check_lobby_idle`, on `clock`, monotonic seconds)."""
 
+    PANEL_KEPT = 10.0
+    """Seconds a closed help or rules panel is kept to open again (`open_panel`): one opened
+    once costs its ~0.6 MB only these seconds after it closes."""
+
     CSS_PATH = "perudo.tcss"
     TITLE = "perudo-ssh"
     ENABLE_COMMAND_PALETTE = False
@@ -121,6 +127,8 @@ class PerudoApp(App[str | None]):
         self.lobby: protocol.LobbyState | None = None
         self.table: protocol.TableState | None = None
         self._lobby_pending = False
+        self._panels: dict[type[KeptPanel], KeptPanel] = {}
+        self._panel_timers: dict[type[KeptPanel], Timer] = {}
         # Set by the server's app factory (perudo_ssh/serve.py) for a session with a store:
         self.store: Store | None = None
         """The server's store (`perudo_ssh.store`); screens await it in workers."""
@@ -353,7 +361,7 @@ class PerudoApp(App[str | None]):
             options = self.table.game.options
         if self.table is not None and self.table.options is not None:  # before a game too
             options = self.table.options
-        self.push_screen(HelpScreen(options, table_settings(self.table)))
+        self.open_panel(HelpScreen, options, table_settings(self.table))
 
     def action_rules(self) -> None:
         """The rules panel (`i`, RULES.md §7): the rules of the table here; in the lobby, of
@@ -367,7 +375,47 @@ class PerudoApp(App[str | None]):
             options = self.table.options or (game.options if game is not None else None)
         elif (chosen := getattr(self.screen, "chosen_options", None)) is not None:
             options = chosen()
-        self.push_screen(RulesScreen(options, settings=table_settings(self.table)))
+        self.open_panel(RulesScreen, options, "table", table_settings(self.table))
+
+    def open_panel(self, kind: type[KeptPanel], *args: object) -> None:
+        """Open a `kind` panel (help, rules) made with `args`: the one kept since the last
+        closed, if it `fits` them, showing them, else a new one, kept in its turn once it
+        closes (`panel_closed`) for `PANEL_KEPT` seconds (`KeptPanel`, issue 11)."""
+        screen = self._panels.get(kind)
+        if screen is not None and screen.fits(*args):
+            screen.show(*args)
+        else:
+            self._forget_panel(kind)
+            screen = kind(*args)
+            if kind not in self._panels:  # else the kept one is in the stack: this one goes
+                self._panels[kind] = screen
+                self.install_screen(cast(Screen, screen), name=f"kept-{kind.__name__}")
+        timer = self._panel_timers.pop(kind, None)
+        if timer is not None:
+            timer.stop()
+        self.push_screen(cast(Screen, screen))
+
+    def panel_closed(self, screen: KeptPanel) -> None:
+        """`screen` (a `KeptPanel`) left the top of the stack: forgotten in `PANEL_KEPT`
+        seconds unless opened again."""
+        kind = type(screen)
+        if self._panels.get(kind) is not screen:
+            return
+        timer = self._panel_timers.pop(kind, None)
+        if timer is not None:
+            timer.stop()
+        self._panel_timers[kind] = self.set_timer(self.PANEL_KEPT, lambda: self._forget_panel(kind))
+
+    def _forget_panel(self, kind: type[KeptPanel]) -> None:
+        """Remove the kept `kind` panel, unless it is in the stack (help under the rules):
+        it is kept again once it leaves the top."""
+        self._panel_timers.pop(kind, None)
+        screen = cast(Screen | None, self._panels.get(kind))
+        if screen is None or screen in self.screen_stack:
+            return
+        del self._panels[kind]
+        self.uninstall_screen(screen)
+        screen.remove()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The admin key is there for admins only (hidden and inert for anyone else)."""

@@ -468,7 +468,7 @@ class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | No
         values = self._read()
         turn, grace = values["turn_seconds"], values["grace_seconds"]
         assert isinstance(turn, int) and isinstance(grace, int)
-        self.app.push_screen(RulesScreen(options, subject="draft", settings=(turn, grace)))
+        self.app.open_panel(RulesScreen, options, "draft", (turn, grace))  # type: ignore[attr-defined]
 
     def action_cancel(self) -> None:
         self.dismiss(None)

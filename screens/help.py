@@ -17,7 +17,7 @@ from perudo_ssh.i18n import N_, Translator
 from perudo_ssh.rules import Options
 from screens.footer import Footer
 from screens.rules import Settings, rules_content, rules_title, settings_content
-from screens.shared import PartialBackground
+from screens.shared import KeptPanel, PartialBackground
 from screens.wording import auto_marker
 
 KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
@@ -116,9 +116,11 @@ def rules_text(tr: Translator, options: Options | None) -> Content:
     return rules_content(tr, options)
 
 
-class HelpScreen(PartialBackground, ModalScreen[None]):
+class HelpScreen(KeptPanel, PartialBackground, ModalScreen[None]):
     """Key bindings and the rules in plain words, and at a table its `settings` (turn timer,
-    disconnect grace) after the rules; any of Esc, q, ? closes it."""
+    disconnect grace) after the rules; any of Esc, q, ? closes it. Kept a while once closed
+    (`KeptPanel`): it `fits` any place with the same sections (the lobby's; a table's, with
+    or without its settings)."""
 
     BINDINGS = [
         Binding("escape,q,question_mark", "dismiss", N_("Close"), key_display="esc"),
@@ -131,10 +133,28 @@ class HelpScreen(PartialBackground, ModalScreen[None]):
         super().__init__()
         self._options = options
         self._settings = settings
+        self._language = ""
+
+    def fits(self, options: Options | None = None, settings: Settings | None = None) -> bool:
+        return (options is None) == (self._options is None) and (settings is None) == (
+            self._settings is None
+        )
+
+    def show(self, options: Options | None = None, settings: Settings | None = None) -> None:
+        if (options, settings, self.app.language) != (  # type: ignore[attr-defined]
+            self._options,
+            self._settings,
+            self._language,
+        ):
+            self._options, self._settings = options, settings
+            self.retranslate()
+            self.refresh_bindings()
+        self.query_one("#help-box", VerticalScroll).scroll_home(animate=False)
 
     def _texts(self) -> dict[str, Content]:
         """Every text of the screen by widget id, in the app's current language."""
         tr: Translator = self.app.tr  # type: ignore[attr-defined]
+        self._language = self.app.language  # type: ignore[attr-defined]
         texts = {
             "help-rules-title": Content(rules_title(tr, "table", self._options)),
             "help-rules": rules_text(tr, self._options),

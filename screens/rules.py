@@ -21,7 +21,7 @@ from perudo_ssh.i18n import N_, Translator
 from perudo_ssh.rules import Options
 from screens.footer import Footer
 from screens.rulestext import lobby_rules, rules_summary, settings_lines
-from screens.shared import PartialBackground
+from screens.shared import KeptPanel, PartialBackground
 
 Subject = Literal["table", "draft", "lobby"]
 """Whose rules the panel shows: the table here, the table being created, or (no options)
@@ -65,10 +65,11 @@ def rules_title(tr: Translator, subject: Subject, options: Options | None) -> st
     return tr._("Rules of this table ({preset})", preset=options.preset)
 
 
-class RulesScreen(PartialBackground, ModalScreen[None]):
+class RulesScreen(KeptPanel, PartialBackground, ModalScreen[None]):
     """The rules of `options` in plain words, one line per rule, scrolling if needed;
     `subject` says whose they are (see `Subject`); then the table's `settings` (turn timer,
-    disconnect grace), when given. Esc, q or i closes it."""
+    disconnect grace), when given. Esc, q or i closes it. Kept a while once closed
+    (`KeptPanel`): it `fits` any rules with settings if it has them, without if not."""
 
     BINDINGS = [
         Binding("escape,q,i", "dismiss", N_("Close"), key_display="esc"),
@@ -84,6 +85,23 @@ class RulesScreen(PartialBackground, ModalScreen[None]):
         self.options = options
         self.subject: Subject = subject if options is not None else "lobby"
         self.settings = settings
+        self._language = ""
+
+    def fits(
+        self, options: Options | None, subject: Subject = "table", settings: Settings | None = None
+    ) -> bool:
+        return (settings is None) == (self.settings is None)
+
+    def show(
+        self, options: Options | None, subject: Subject = "table", settings: Settings | None = None
+    ) -> None:
+        subject = subject if options is not None else "lobby"
+        shown = (self.options, self.subject, self.settings, self._language)
+        if (options, subject, settings, self.app.language) != shown:  # type: ignore[attr-defined]
+            self.options, self.subject, self.settings = options, subject, settings
+            self.retranslate()
+            self.refresh_bindings()
+        self.query_one("#rules-box", VerticalScroll).scroll_home(animate=False)
 
     @property
     def _tr(self) -> Translator:
@@ -91,6 +109,7 @@ class RulesScreen(PartialBackground, ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         tr = self._tr
+        self._language = self.app.language  # type: ignore[attr-defined]
         with VerticalScroll(id="rules-box", classes="dialog"):
             title = rules_title(tr, self.subject, self.options)
             yield Static(Content(title), id="rules-title", classes="dialog-title")
@@ -103,6 +122,7 @@ class RulesScreen(PartialBackground, ModalScreen[None]):
     def retranslate(self) -> None:
         """Redraw the title and the rules in the app's current language."""
         tr = self._tr
+        self._language = self.app.language  # type: ignore[attr-defined]
         self.query_one("#rules-title", Static).update(
             Content(rules_title(tr, self.subject, self.options))
         )

@@ -292,6 +292,28 @@ class _BackgroundRows(BackgroundScreen):
         return self.process_segments(segments(), self.color)
 
 
+class KeptPanel:
+    """Mixin for a panel screen (help, rules) that the app keeps a few seconds after it
+    closes, to open it again without composing it (`PerudoApp.open_panel`, issue 11): opened
+    and closed over and over, by a player reading or by a key storm, it costs ~a fifth of
+    the CPU a toggle. A subclass says whether it `fits` the arguments of a new panel of its
+    kind (its widgets are the ones they need) and `show`s them: its texts change, read in
+    the app's current language, scrolled to the top."""
+
+    def fits(self, *args: Any) -> bool:
+        """Whether this panel's widgets are the ones a new panel made with `args` has."""
+        raise NotImplementedError
+
+    def show(self, *args: Any) -> None:
+        """Show what a new panel made with `args` (which this one `fits`) would."""
+        raise NotImplementedError
+
+    def on_screen_suspend(self) -> None:
+        panel_closed = getattr(cast(Widget, self).app, "panel_closed", None)
+        if panel_closed is not None:
+            panel_closed(self)
+
+
 class PartialBackground:
     """Mixin for a `ModalScreen` (before it in the bases): when the screen under it changes,
     draw again only the rows that changed, not the whole screen (issue 10).

@@ -318,3 +318,52 @@ async def test_rules_and_help_open_each_other_without_stacking_up():
         await pilot.press("i")  # closed
         await pilot.pause()
         assert len(app.screen_stack) == 1
+
+
+@pytest.mark.slow
+async def test_a_closed_panel_is_kept_a_while_and_opens_again_as_new():
+    """Help and rules opened again soon after they closed are the same screens, not composed
+    again (a key storm, issue 11), yet read as new ones would: the language chosen meanwhile,
+    the table now joined, from the top; a few seconds (`PANEL_KEPT`) after closing they are
+    gone."""
+    session = FakeSession()
+    app = await start(session, lobby_state())
+    options = PRESETS["club"]
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.lobby is not None)
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        first = app.screen
+        first.query_one("#help-box").scroll_end(animate=False)
+        await wait_until(pilot, lambda: first.query_one("#help-box").scroll_y > 0)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: len(app.screen_stack) == 1)
+        app.set_language("fr")
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        assert app.screen is first
+        fr = translator("fr")
+        assert str(first.query_one("#help-keys").render()) == str(keys_text(fr))
+        await wait_until(pilot, lambda: first.query_one("#help-box").scroll_y == 0)
+        await pilot.press("escape")
+        await pilot.press("i")
+        await wait_until(pilot, lambda: isinstance(app.screen, RulesScreen))
+        rules = app.screen
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: len(app.screen_stack) == 1)
+        session.feed(table_state(None, status="waiting", options=options))
+        await wait_until(pilot, lambda: app.table is not None)
+        await pilot.press("i")
+        await wait_until(pilot, lambda: isinstance(app.screen, RulesScreen))
+        assert app.screen is not rules  # the table's settings: another panel
+        assert panel_text(app) == str(rules_content(fr, options))
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        assert app.screen is not first  # the lobby's help has no room for the settings
+        assert str(app.screen.query_one("#help-rules").render()) == str(rules_content(fr, options))
+        table_help = app.screen
+        app.PANEL_KEPT = 0.05
+        await pilot.press("escape")  # back to the rules, then closed
+        await wait_until(pilot, lambda: isinstance(app.screen, RulesScreen))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not table_help.is_attached and not app._panels)
