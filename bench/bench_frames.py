@@ -15,6 +15,8 @@ figure that multiplies by the number of lobby screens in a server. Scenarios:
 * `table` — a table is made, or the newest closes (a row of the list added or removed);
 * `cursor` — each app moves its cursor in the table list;
 * `tick` — the turn clock of a table screen counts down a second (one table state each app);
+* `bid` — a bid at a 3-seat table (one table state each app, the app's seat 0): the count
+  goes up by one, the turn passes round, so every third change is the app's own turn;
 * `dialog` — the create dialog opened, two choices made in its lists, closed (CPU per dialog,
   whole process, not only frames).
 
@@ -42,7 +44,7 @@ from perudo_ssh.ssh.isolation import (
 from screens.app import PerudoApp
 from tests.test_screens_fakes import FakeSession, bid, rolled, summary, table_state
 
-SCENARIOS = ("online", "chat", "row", "table", "cursor", "tick", "dialog", "help")
+SCENARIOS = ("online", "chat", "row", "table", "cursor", "tick", "bid", "dialog", "help")
 
 
 class Frames:
@@ -77,8 +79,14 @@ async def run(kind: str, apps: int, changes: int, profile: bool, frames: Frames)
     clock = P.TurnClock(seat=1, seconds=60, left=59.6)
     for session in sessions:
         session.feed(P.Welcome(name="ana"), P.LobbyState(tables=tables, online=online))
-        if kind == "tick":
+        if kind in ("tick", "bid"):
             session.feed(table_state(view, clock=clock, turn_seconds=60))
+    bids = []
+    for i in range(changes):
+        if i % 10 == 0:  # a new round now and then: 15 dice hold ten raises
+            game = rolled(opener=1)
+        game = bid(game, (1 + i % 10) % 3, 1 + i % 10 // 5, 2 + i % 5)
+        bids.append(game)
 
     def feed(*events: P.Event) -> None:
         for session in sessions:
@@ -100,6 +108,9 @@ async def run(kind: str, apps: int, changes: int, profile: bool, frames: Frames)
             elif kind == "table":
                 more = (summary(99, name="new table"),) if i % 2 == 0 else ()
                 feed(P.LobbyState(tables=(*tables, *more), online=online))
+            elif kind == "bid":
+                turn = P.TurnClock(seat=(2 + i % 10) % 3, seconds=60, left=60.0)
+                feed(table_state(observe(bids[i], 0), clock=turn, turn_seconds=60))
             elif kind == "tick":
                 now[0] += 1.0
                 for app in made:

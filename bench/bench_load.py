@@ -272,7 +272,10 @@ class Player:
             if w.kind not in ("ramp", "connect") and now - w.t0 > WATCH_TIMEOUT:
                 if not self.closed:
                     self.stats.watch_timeouts += 1
-                    self.stats.error(self.name, f"{w.kind} watch timed out: {w.pattern.pattern}")
+                    self.stats.error(
+                        self.name,
+                        f"{w.kind} watch timed out: {w.pattern.pattern}; shows {self.last_lines()}",
+                    )
             else:
                 keep.append(w)
         self.watches = keep

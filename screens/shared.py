@@ -269,6 +269,113 @@ class SharedGrid(DataTable[Any]):
         )
 
 
+class ChangedRows(Widget):
+    """Mixin (before the widget class): a widget drawn as one `Content` a row, whose changes
+    draw again only the rows that changed (issue 10).
+
+    Textual draws a widget's whole content again on any refresh, and sends every row of it:
+    at a table, each bid redrew every seat of the cups panel and every line of the bid list
+    (26 rows of the 28 a table screen drew per bid) though one seat's turn marker and one
+    new bid were all that changed. A subclass gives its rows (`rows()`, each a single line,
+    for the widget's current size) and calls `redraw()` when its data changes: the rows whose
+    text or styles differ from those drawn are refreshed, and only they are drawn again,
+    each on its own (`Visual.to_strips` of that row, as Textual draws each line of the
+    whole). A whole draw happens as Textual's when the number of rows changes, a row is
+    wider than the widget (it would wrap), the content is aligned other than left and top,
+    text is selected, or the widget was refreshed whole (a new size, a new style, a new
+    language). `rendered_rows` counts the rows drawn one by one."""
+
+    _drawn_keys: list[tuple[str, tuple[object, ...]]] | None = None
+    rendered_rows = 0
+
+    def rows(self) -> list[Content]:
+        """The widget's rows as drawn now, one `Content` each (a subclass gives them)."""
+        raise NotImplementedError
+
+    def render(self) -> Content:
+        return Content("\n").join(self.rows())
+
+    @staticmethod
+    def _keys(rows: list[Content]) -> list[tuple[str, tuple[object, ...]]]:
+        # a Content compares by its text alone: the styles count too
+        return [(row.plain, tuple(row.spans)) for row in rows]
+
+    def redraw(self) -> None:
+        """Refresh the rows that differ from those drawn, the rows added and the rows gone
+        (all of them when what is drawn is not known)."""
+        drawn = self._drawn_keys
+        if drawn is None or not self.is_mounted or self.size != self._render_cache.size:
+            self.refresh()
+            return
+        keys = self._keys(self.rows())
+        width = self.size.width
+        changed = [
+            y
+            for y in range(max(len(keys), len(drawn)))
+            if y >= len(keys) or y >= len(drawn) or keys[y] != drawn[y]
+        ]
+        if changed:
+            self.refresh(*(Region(0, y, width, 1) for y in changed))
+
+    def _render_content(self) -> None:
+        width, height = self.size
+        rows = self.rows()
+        dirty = self._dirty_regions
+        top = self.content_offset.y
+        wanted = {
+            y - top
+            for region in dirty
+            for y in range(max(top, region.y), min(top + height, region.bottom))
+        }
+        cache = self._render_cache
+        drawn = self._drawn_keys
+        kept = len(cache.lines)
+        if (
+            drawn is None
+            or not wanted
+            or len(wanted) >= len(rows)
+            or len(drawn) != kept
+            or cache.size != self.size
+            or len(rows) > height
+            or not wanted.issuperset(range(kept, len(rows)))
+            or self.styles.content_align != ("left", "top")
+            or self.text_selection is not None
+            or any(row.cell_length > width or "\n" in row.plain for row in rows)
+        ):
+            super()._render_content()
+            lines = self._render_cache.lines
+            self._drawn_keys = self._keys(rows) if len(lines) == len(rows) else None
+            return
+        count = len(rows)
+        lines = [*cache.lines[:count], *[Strip.blank(width)] * (count - kept)]
+        keys = [*drawn[:count], *[("", ())] * (count - kept)]
+        style = self.visual_style
+        for y in sorted(wanted):
+            if y < count:
+                (strip,) = Visual.to_strips(self, rows[y], width, 1, style)
+                lines[y] = _at_row(strip, y)
+                keys[y] = (rows[y].plain, tuple(rows[y].spans))
+                self.rendered_rows += 1
+        self._render_cache = _RenderCache(self.size, lines)
+        self._drawn_keys = keys
+        dirty.clear()
+
+
+def _at_row(strip: Strip, y: int) -> Strip:
+    """`strip`, drawn as row 0 of a content, as row `y` of it: Textual marks each piece of a
+    content's text with its place in it (the style's `offset` meta, for text selection)."""
+    if not y:
+        return strip
+    segments = []
+    for text, style, control in strip:
+        if style is not None and style._meta is not None:
+            offset = style.meta.get("offset")
+            if offset is not None:
+                style = style + Style.from_meta({"offset": (offset[0], y)})
+        segments.append(Segment(text, style, control))
+    return Strip(segments, strip.cell_length)
+
+
 class SharedStatic(SharedLines, Static):
     """A `Static` drawn once for every app of the process showing the same text alike."""
 

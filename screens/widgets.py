@@ -18,6 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from perudo_ssh.i18n import Translator, translator
+from screens.shared import ChangedRows
 from screens.wording import clock_time
 
 # Box-drawing digits render in any UTF-8 terminal; the paco (face 1) gets a double box.
@@ -128,9 +129,10 @@ class Cup(NamedTuple):
     held: int | None = None
 
 
-class CupsPanel(Widget):
+class CupsPanel(ChangedRows, Widget):
     """Every seat as a cup: name, one `[?]` per hidden die, set-aside dice, tokens; the seat
-    to act highlighted (and marked ▶ for terminals without colour)."""
+    to act highlighted (and marked ▶ for terminals without colour). A change draws again only
+    the seats' rows that changed (`ChangedRows`)."""
 
     DEFAULT_CSS = """
     CupsPanel {
@@ -148,7 +150,7 @@ class CupsPanel(Widget):
         cups = tuple(cups)
         if cups != self._cups:
             self._cups = cups
-            self.refresh()
+            self.redraw()
 
     @staticmethod
     def _label(cup: Cup, tr: Translator) -> str:
@@ -235,7 +237,9 @@ class CupsPanel(Widget):
             Content.styled("╰" + "─" * (inner + 2) + "╯", style),
         ]
 
-    def render(self) -> Content:
+    def rows(self) -> list[Content]:
+        """One line a row: each seat in a box (side by side when wide), on a line of its
+        own with a blank line between, or a line each; as the widget's size allows."""
         tr = app_tr(self)
         width, height = self.size
         cups = self._cups
@@ -255,12 +259,13 @@ class CupsPanel(Widget):
             lines.pop()
         else:
             lines = [self._line(cup, width, tr) for cup in cups]
-        return Content("\n").join(lines)
+        return lines
 
 
-class BidHistory(Widget):
+class BidHistory(ChangedRows, Widget):
     """The round's bids, oldest first, keeping the newest in view (and, in the first round,
-    the opening roll before them)."""
+    the opening roll before them). A new bid draws again only its row while the list is not
+    full (`ChangedRows`)."""
 
     DEFAULT_CSS = """
     BidHistory {
@@ -282,11 +287,12 @@ class BidHistory(Widget):
         key = tuple((line.plain, tuple(line.spans)) for line in drawn)
         if key != self._key:
             self._lines, self._key = drawn, key
-            self.refresh()
+            self.redraw()
 
-    def render(self) -> Content:
+    def rows(self) -> list[Content]:
+        """The title, then the newest bids that fit (or "no bid yet")."""
         tr = app_tr(self)
         room = max(1, self.size.height - 1)
         lines = self._lines[-room:] if self._lines else (Content(tr._("no bid yet")),)
         title = Content.styled(tr._("Bids this round"), "bold underline")
-        return Content("\n").join([title, *lines])
+        return [title, *lines]

@@ -607,3 +607,58 @@ async def test_a_layout_leaves_no_cycle_for_the_collector() -> None:
         for _ in range(20):
             compositor._arrange_root(screen, screen.size, visible_only=False)
         assert _cyclic_garbage("add_widget") == []
+
+
+def _whole_render(widget) -> list[str]:
+    """`widget`'s lines as Textual draws its whole content afresh, as text with styles."""
+    from textual.visual import Visual
+
+    width, height = widget.size
+    strips = Visual.to_strips(widget, widget.render(), width, height, widget.visual_style)
+    return [repr(list(strip)) for strip in strips]
+
+
+@pytest.mark.parametrize("size", [SIZE, (200, 50)])
+async def test_a_bid_draws_again_only_the_rows_it_changed_and_they_are_as_a_whole_draw(
+    size,
+) -> None:
+    """`ChangedRows` (the cups and the bid list): bids going round a 3-seat table, then a new
+    round, then a long name that no longer fits a row. After each change the terminal shows
+    exactly a whole repaint, every row of both widgets is what a whole draw of their content
+    gives, and the bids drew only some rows one by one (not every row each time)."""
+    from screens.widgets import BidHistory, CupsPanel
+
+    session = FakeSession()
+    app = make_app(session)
+    shown = Shown(app, size)
+    game = rolled(opener=1)
+    session.feed(P.Welcome(name="ana"), lobby_state(), table_state(observe(game, 0)))
+    async with app.run_test(size=size) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await settled(pilot, shown)
+        cups, history = app.screen.query_one(CupsPanel), app.screen.query_one(BidHistory)
+        start = cups.rendered_rows + history.rendered_rows
+        bids = [(1, 1, 2), (2, 1, 3), (0, 2, 3), (1, 2, 5), (2, 3, 5), (0, 4, 5)]
+        for seat, count, face in bids:
+            game = bid(game, seat, count, face)
+            clock = P.TurnClock(seat=(seat + 1) % 3, seconds=60, left=60.0)
+            session.feed(table_state(observe(game, 0), clock=clock, turn_seconds=60))
+            await pilot.pause()
+            await settled(pilot, shown)
+            for widget in (cups, history):
+                drawn = [repr(list(s)) for s in widget._render_cache.lines]
+                assert drawn == _whole_render(widget)[: len(drawn)], type(widget).__name__
+        assert cups.rendered_rows + history.rendered_rows > start
+        session.feed(table_state(observe(rolled(opener=2), 0)))  # a new round: fewer rows
+        await pilot.pause()
+        await settled(pilot, shown)
+        seats = tuple(
+            P.SeatInfo(name=name, bot=True)
+            for name in ("ana", "ben" * 12, "cyd")  # wider than the cups' row: whole draws
+        )
+        session.feed(table_state(observe(rolled(opener=2), 0), seats=seats))
+        await pilot.pause()
+        await settled(pilot, shown)
+        for widget in (cups, history):
+            drawn = [repr(list(s)) for s in widget._render_cache.lines]
+            assert drawn == _whole_render(widget)[: len(drawn)]

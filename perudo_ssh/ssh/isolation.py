@@ -245,13 +245,25 @@ def install_front_renders() -> None:
     widgets for all of its rows, and it asks the widgets behind too (the containers, the
     screen) though the widget in front covers them. A chat line arriving drew the chat's
     lines plus eight containers and the screen, each whole (~a third of a lobby frame in
-    bench_frames' profile). Here a widget is asked only for its rows inside the frame's
-    bounding region, and not at all when one widget already drawn in front covers all it
-    shows there (every widget's lines fill its whole region, so the cells are the same).
-    Whole-screen draws (no crop) are Textual's. Idempotent."""
+    bench_frames' profile). Here a widget is asked only for its rows that the frame sends
+    (Textual's `is_rendered_line`, one run of rows at a time: a bid changing the cups at the
+    top and the composer at the bottom of a table screen no longer draws the dice between),
+    and not at all when one widget already drawn in front covers all it shows there (every
+    widget's lines fill its whole region, so the cells are the same). Whole-screen draws (no
+    crop) are Textual's. Idempotent."""
     current = Compositor._get_renders
     if getattr(current, "perudo_front", False):
         return
+    render_chops = Compositor._render_chops
+
+    def rendered_chops(
+        self: Compositor, crop: Region, is_rendered_line: Callable[[int], bool]
+    ) -> Any:
+        self._perudo_rendered = is_rendered_line  # type: ignore[attr-defined]
+        try:
+            return render_chops(self, crop, is_rendered_line)
+        finally:
+            self._perudo_rendered = None  # type: ignore[attr-defined]
 
     def get_renders(
         self: Compositor, crop: Region | None = None
@@ -259,7 +271,9 @@ def install_front_renders() -> None:
         if not crop:
             yield from current(self, crop)
             return
+        rendered: Callable[[int], bool] | None = getattr(self, "_perudo_rendered", None)
         top, bottom = crop.y, crop.bottom
+        rows = [y for y in range(top, bottom) if rendered is None or rendered(y)]
         overlaps = crop.overlaps
         fronts: list[Region] = []
         for widget, (region, clip) in self.visible_widgets.items():
@@ -270,15 +284,36 @@ def install_front_renders() -> None:
             if not seen or any(front.contains_region(seen) for front in fronts):
                 continue
             first, last = max(shown.y, top), min(shown.bottom, bottom)
-            lines = widget.render_lines(
-                Region(shown.x - region.x, first - region.y, shown.width, last - first)
-            )
-            yield Region(region.x, first, region.width, last - first), clip, lines
+            for start, end in _runs(rows, first, last):
+                lines = widget.render_lines(
+                    Region(shown.x - region.x, start - region.y, shown.width, end - start)
+                )
+                yield Region(region.x, start, region.width, end - start), clip, lines
             fronts.append(shown)
 
     get_renders.perudo_front = True  # type: ignore[attr-defined]
     get_renders.perudo_original = current  # type: ignore[attr-defined]
+    rendered_chops.perudo_original = render_chops  # type: ignore[attr-defined]
     Compositor._get_renders = get_renders  # type: ignore[method-assign]
+    Compositor._render_chops = rendered_chops  # type: ignore[method-assign]
+
+
+def _runs(rows: list[int], first: int, last: int) -> Iterator[tuple[int, int]]:
+    """The runs of consecutive rows of `rows` (ascending) within [first, last), as (start,
+    end) pairs, end excluded."""
+    start = end = -1
+    for y in rows:
+        if y < first:
+            continue
+        if y >= last:
+            break
+        if y != end:
+            if start >= 0:
+                yield start, end
+            start = y
+        end = y + 1
+    if start >= 0:
+        yield start, end
 
 
 def install_reused_component_nodes() -> None:
