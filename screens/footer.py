@@ -16,12 +16,17 @@ table's own word, e.g. "Не верю" at a Russian club table). After a languag
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.geometry import Region
 from textual.screen import Screen
+from textual.strip import Strip
 from textual.widget import Widget
+
+from screens.shared import SHARED_RENDERS, style_key
 
 __all__ = ["Footer", "describe"]
 
@@ -48,7 +53,9 @@ class Footer(Widget, can_focus=False):
     Each key is drawn as Textual's footer draws it, ` KEY LABEL `: the key in the footer's key
     colours and bold, the label in its description colours; a key whose action is disabled
     now is dim. `keys` is what the line shows, as `Key` tuples in order; `key_at(x)` is the
-    key bound at column `x`, or None."""
+    key bound at column `x`, or None. The line drawn is shared by every footer of the process
+    showing the same keys alike (`SHARED_RENDERS`): at the tables, each change of turn gave
+    the mover a new footer, drawn through Rich at ~1 ms a time (issue 10)."""
 
     ALLOW_SELECT = False
     COMPONENT_CLASSES = {"footer-key--key", "footer-key--description"}
@@ -90,7 +97,37 @@ class Footer(Widget, can_focus=False):
         keys = self._keys()
         if keys != self.keys:
             self.keys = keys
+            self._spans = self._spans_of(keys)
             self.refresh()
+
+    @staticmethod
+    def _spans_of(keys: tuple[Key, ...]) -> tuple[tuple[int, int, Key], ...]:
+        """Where each key is drawn: (first column, column after, key), as `render` draws
+        ` KEY LABEL ` (a label only when the key has one)."""
+        spans = []
+        start = 0
+        for key in keys:
+            _bound, shown, label, _enabled = key
+            end = start + cell_len(f" {shown} ") + (cell_len(f"{label} ") if label else 0)
+            spans.append((start, end, key))
+            start = end
+        return tuple(spans)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The bar's lines within `crop`, from `SHARED_RENDERS` when drawn already."""
+        key = (
+            "footer",
+            self.keys,
+            self.region.size,
+            crop,
+            self.background_colors,
+            style_key(self),
+        )
+        strips = SHARED_RENDERS.get(key)
+        if strips is None:
+            strips = super().render_lines(crop)
+            SHARED_RENDERS[key] = strips
+        return strips
 
     def _keys(self) -> tuple[Key, ...]:
         """The keys to show now: one per action (its first binding), in binding order."""
@@ -109,16 +146,12 @@ class Footer(Widget, can_focus=False):
         label_style = self.get_component_rich_style("footer-key--description")
         disabled = Style(dim=True)
         line = Text(no_wrap=True, overflow="crop", end="")
-        spans = []
         for key in self.keys:
             _bound, shown, label, enabled = key
             extra = Style() if enabled else disabled
-            start = line.cell_len
             line.append(f" {shown} ", key_style + extra)
             if label:
                 line.append(f"{label} ", label_style + extra)
-            spans.append((start, line.cell_len, key))
-        self._spans = tuple(spans)
         return line
 
     def _key_drawn_at(self, x: int) -> Key | None:

@@ -76,6 +76,27 @@ async def test_footer_shows_the_keys_in_one_line_and_a_click_presses_one() -> No
         await wait_until(pilot, lambda: isinstance(app.screen, CreateTableDialog))
 
 
+async def test_footers_alike_share_their_line_and_each_key_is_where_it_is_drawn() -> None:
+    """Two lobby apps show the same keys: the second footer's line is the first one's (the
+    same strips, from SHARED_RENDERS); every column of each key drawn is that key's
+    (`key_at`), the columns between none, in English and in Russian (wider words)."""
+    apps = [lobby_app(P.Welcome(name="ana"), lobby_state(summary(1))) for _ in range(2)]
+    async with apps[0].run_test(size=SIZE) as one, apps[1].run_test(size=SIZE) as two:
+        for pilot, app in ((one, apps[0]), (two, apps[1])):
+            await wait_until(pilot, lambda app=app: "c Create table" in screen_text(app))
+        first, second = (app.screen.query_one(Footer) for app in apps)
+        crop = first.size.region
+        assert first.render_lines(crop)[0] is second.render_lines(crop)[0]
+        for press in (False, True):
+            if press:
+                await two.press("f2", "f2")  # English -> French -> Russian
+                await wait_until(two, lambda: "Создать стол" in screen_text(apps[1]))
+            bottom = screen_text(apps[1]).splitlines()[-1]
+            for start, end, key in second._spans:
+                assert bottom[start:end] == f" {key[1]} " + (f"{key[2]} " if key[2] else "")
+                assert {second.key_at(x) for x in range(start, end)} == {key[0]}
+
+
 async def test_footer_follows_the_language() -> None:
     app = lobby_app(P.Welcome(name="ana"), lobby_state(summary(1)))
     async with app.run_test(size=SIZE) as pilot:
