@@ -26,7 +26,7 @@ from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget
 
-from screens.shared import SHARED_RENDERS, style_key
+from screens.shared import shared_lines
 
 __all__ = ["Footer", "describe"]
 
@@ -54,7 +54,7 @@ class Footer(Widget, can_focus=False):
     colours and bold, the label in its description colours; a key whose action is disabled
     now is dim. `keys` is what the line shows, as `Key` tuples in order; `key_at(x)` is the
     key bound at column `x`, or None. The line drawn is shared by every footer of the process
-    showing the same keys alike (`SHARED_RENDERS`): at the tables, each change of turn gave
+    showing the same keys alike (`shared_lines`): at the tables, each change of turn gave
     the mover a new footer, drawn through Rich at ~1 ms a time (issue 10)."""
 
     ALLOW_SELECT = False
@@ -115,19 +115,7 @@ class Footer(Widget, can_focus=False):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """The bar's lines within `crop`, from `SHARED_RENDERS` when drawn already."""
-        key = (
-            "footer",
-            self.keys,
-            self.region.size,
-            crop,
-            self.background_colors,
-            style_key(self),
-        )
-        strips = SHARED_RENDERS.get(key)
-        if strips is None:
-            strips = super().render_lines(crop)
-            SHARED_RENDERS[key] = strips
-        return strips
+        return shared_lines(self, ("footer", self.keys), crop, super().render_lines)
 
     def _keys(self) -> tuple[Key, ...]:
         """The keys to show now: one per action (its first binding), in binding order."""

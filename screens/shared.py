@@ -29,7 +29,7 @@ keeps DataTable's look, keys, events and API, and changes two things:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Self, cast
 
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -108,19 +108,31 @@ class SharedLines(Widget):
             content = Content(content)
         if not isinstance(content, Content) or self._border_title or self._border_subtitle:
             return super().render_lines(crop)
-        key = (
-            content.plain,
-            tuple(content.spans),
-            self.region.size,
-            crop,
-            self.background_colors,
-            style_key(self),
-        )
-        strips = SHARED_RENDERS.get(key)
-        if strips is None:
-            strips = super().render_lines(crop)
-            SHARED_RENDERS[key] = strips
-        return strips
+        return shared_lines(self, (content.plain, tuple(content.spans)), crop, super().render_lines)
+
+
+def shared_lines(
+    widget: Widget,
+    drawn_from: tuple[object, ...],
+    crop: Region,
+    draw: Callable[[Region], list[Strip]],
+) -> list[Strip]:
+    """`widget`'s lines within `crop`, kept in `SHARED_RENDERS` for every app of the process:
+    keyed by `drawn_from` (all its content is drawn from: a content's text and spans, a
+    footer's keys), its size, the crop, its background colours and `style_key`; `draw(crop)`
+    draws them when they are not kept yet."""
+    key = (
+        drawn_from,
+        widget.region.size,
+        crop,
+        widget.background_colors,
+        style_key(widget),
+    )
+    strips = SHARED_RENDERS.get(key)
+    if strips is None:
+        strips = draw(crop)
+        SHARED_RENDERS[key] = strips
+    return strips
 
 
 class SharedGrid(DataTable[Any]):
