@@ -9,8 +9,12 @@ anyone else, so this screen is a convenience, not the guard. While it is open th
 The actions work on the row under the cursor of the sessions list (kick, ban its key or its
 address, mute, unmute, remove from its table), of the tables list (pause or resume, close),
 or of the bans list (lift), with the reason and the duration typed in the two fields at the
-bottom; `n` sends the reason field as an announcement to everyone. User text (names,
-reasons) is shown as it is, never as markup. Every text is in the session's language.
+bottom; `n` sends the reason field as an announcement to everyone. `/` goes to the reason
+field (Tab goes through the three lists first). A focused field takes every printable key:
+no admin key fires while the admin types. Kick, both bans, remove and close ask y/n first,
+naming whom or what and the reason (issue 13: a stray `b` after a reason was written banned
+at once). User text (names, reasons) is shown as it is, never as markup. Every text is in
+the session's language.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from textual.widgets import DataTable, Input, Static
 from perudo_ssh import protocol
 from perudo_ssh.i18n import N_, Translator, translator
 from perudo_ssh.moderation import parse_duration
+from screens.dialogs import ConfirmDialog, Question
 from screens.footer import Footer
 from screens.messages import Send
 from screens.mounting import composed
@@ -135,6 +140,7 @@ class AdminScreen(Screen[None]):
         Binding("enter", "to_lists", N_("Back to the lists"), key_display="⏎", priority=True),
         Binding("tab", "app.focus_next", show=False, priority=True),
         Binding("shift+tab", "app.focus_previous", show=False, priority=True),
+        Binding("slash", "write", N_("Reason"), key_display="/", priority=True),
         Binding("k", "kick", N_("Kick")),
         Binding("b", "ban('key')", N_("Ban key")),
         Binding("B", "ban('address')", N_("Ban address")),
@@ -360,9 +366,12 @@ class AdminScreen(Screen[None]):
     # ---- actions -------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Enter is the fields' own key (back to the lists); in a list it selects a row."""
+        """Enter is the fields' own key (back to the lists); in a list it selects a row. `/`
+        is the lists' key (to the reason field); in a field it is typed."""
         if action == "to_lists":
             return isinstance(self.focused, Input)
+        if action == "write":  # in a field, / is a letter of the reason
+            return not isinstance(self.focused, Input)
         return True
 
     def action_back(self) -> None:
@@ -376,21 +385,71 @@ class AdminScreen(Screen[None]):
         """From a field back to the sessions list."""
         self.set_focus(self.query_one("#admin-sessions", DataTable))
 
+    def action_write(self) -> None:
+        """`/`: to the reason field, to type a reason or an announcement."""
+        self.set_focus(self.query_one("#admin-reason", Input))
+
+    def _confirm(self, question: Question, command: protocol.Command) -> None:
+        """Ask `question` (y/n); send `command` on yes, nothing on no."""
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._send(command)
+
+        self.app.push_screen(ConfirmDialog(question), answered)
+
+    def _duration_words(self, seconds: int | None) -> str:
+        """The duration typed, as the question says it: `for 1h`, `for ever`."""
+        if seconds is None:
+            return self.tr.p_("ban question", "for ever")
+        typed = self.query_one("#admin-duration", Input).value.strip()
+        return self.tr._("for {duration}", duration=typed)
+
     def action_kick(self) -> None:
         session = self._session()
-        if session is not None and (reason := self._reason()) is not None:
-            self._send(protocol.Kick(session=session.id, reason=reason))
+        if session is None or (reason := self._reason()) is None:
+            return
+        name = session.name
+        self._confirm(
+            lambda tr: tr._("Kick {name}? Reason: {reason}", name=name, reason=reason),
+            protocol.Kick(session=session.id, reason=reason),
+        )
 
     def action_ban(self, kind: str) -> None:
         session = self._session()
         if session is None or (reason := self._reason()) is None:
             return
         ok, seconds = self._seconds()
-        if ok:
-            ban_kind: Literal["key", "address"] = "key" if kind == "key" else "address"
-            self._send(
-                protocol.Ban(kind=ban_kind, session=session.id, reason=reason, seconds=seconds)
-            )
+        if not ok:
+            return
+        ban_kind: Literal["key", "address"] = "key" if kind == "key" else "address"
+        name, address, span = session.name, session.address or "?", self._duration_words(seconds)
+        if ban_kind == "key":
+            key = short_key(session.fingerprint, self.tr)
+
+            def question(tr: Translator) -> str:
+                return tr._(
+                    "Ban the key of {name} ({key}) {span}? Reason: {reason}",
+                    name=name,
+                    key=key,
+                    span=span,
+                    reason=reason,
+                )
+        else:
+
+            def question(tr: Translator) -> str:
+                return tr._(
+                    "Ban the address {address} ({name}) {span}? Reason: {reason}",
+                    address=address,
+                    name=name,
+                    span=span,
+                    reason=reason,
+                )
+
+        self._confirm(
+            question,
+            protocol.Ban(kind=ban_kind, session=session.id, reason=reason, seconds=seconds),
+        )
 
     def action_mute(self) -> None:
         session = self._session()
@@ -407,9 +466,17 @@ class AdminScreen(Screen[None]):
 
     def action_remove(self) -> None:
         session = self._session()
-        if session is not None:
-            reason = self._reason(required=False) or ""
-            self._send(protocol.RemovePlayer(session=session.id, reason=reason))
+        if session is None:
+            return
+        if session.table is None:
+            self.notify(self.tr._("{name} is not at a table.", name=session.name), markup=False)
+            return
+        reason = self._reason(required=False) or ""
+        name, table = session.name, session.table
+        self._confirm(
+            lambda tr: tr._("Remove {name} from table {table}?", name=name, table=table),
+            protocol.RemovePlayer(session=session.id, reason=reason),
+        )
 
     def action_pause(self) -> None:
         tid = self._selected("admin-tables")
@@ -423,8 +490,18 @@ class AdminScreen(Screen[None]):
 
     def action_close_table(self) -> None:
         tid = self._selected("admin-tables")
-        if tid is not None:
-            self._send(protocol.CloseTable(table=tid, reason=self._reason(required=False) or ""))
+        if tid is None or self.state is None:
+            return
+        table = next((t for t in self.state.tables if t.id == tid), None)
+        name = table.name if table is not None else ""
+        self._confirm(
+            lambda tr: tr._(
+                "Close table {table} ({name})? Everyone at it goes back to the lobby.",
+                table=tid,
+                name=name,
+            ),
+            protocol.CloseTable(table=tid, reason=self._reason(required=False) or ""),
+        )
 
     def action_announce(self) -> None:
         text = self._reason()

@@ -11,6 +11,7 @@ from perudo_ssh import protocol as P
 from perudo_ssh.rules import observe
 from screens.admin import AdminScreen
 from screens.app import make_app
+from screens.dialogs import ConfirmDialog
 from screens.lobby import LobbyScreen
 from screens.table import TableScreen
 from tests.test_screens_fakes import (
@@ -174,12 +175,17 @@ async def test_the_cursor_stays_on_its_session_when_one_above_it_leaves():
         screen.query_one("#admin-reason", Input).value = "rude"
         session.sent.clear()
         await pilot.press("k")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert "Kick [red]guest-1[/red]? Reason: rude" in screen_text(app)
+        await pilot.press("y")
         await wait_until(pilot, lambda: bool(session.sent))
         assert session.sent == [P.Kick(session=4, reason="rude")]
 
 
 @pytest.mark.slow
 async def test_each_key_sends_its_admin_command():
+    """Every admin key sends its command; kick, both bans, remove and close only once the
+    admin answers y to a question naming whom or what (n sends nothing)."""
     session, app = admin_app()
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_admin(pilot, app, session)
@@ -189,6 +195,14 @@ async def test_each_key_sends_its_admin_command():
         await pilot.pause()
         assert session.sent == [] and screen.focused is reason
         await pilot.press(*"rude", "enter", "k")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert "Kick ana? Reason: rude" in screen_text(app)
+        await pilot.press("n")  # no: nothing sent, the reason kept
+        await wait_until(pilot, lambda: app.screen is screen)
+        assert session.sent == [] and reason.value == "rude"
+        await pilot.press("k")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
         await wait_until(pilot, lambda: len(session.sent) == 1)
         assert session.sent == [P.Kick(session=1, reason="rude")]
         assert reason.value == ""  # emptied once sent
@@ -197,28 +211,48 @@ async def test_each_key_sends_its_admin_command():
         reason.value = "spam"
         screen.query_one("#admin-duration", Input).value = "10m"
         await pilot.press("B")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        text = screen_text(app)
+        assert "Ban the address 10.0.0.8 ([red]guest-1[/red]) for 10m? Reason: spam" in text
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.screen is screen)
         reason.value = "spam"
         await pilot.press("m")
         await pilot.press("u")
-        await pilot.press("r")
+        await pilot.press("r")  # guest-1 is in the lobby: nothing to remove from
         await pilot.pause()
         assert session.sent[1:] == [
             P.Ban(kind="address", reason="spam", session=4, seconds=600),
             P.Mute(session=4, reason="spam", seconds=600),
             P.Unmute(session=4),
-            P.RemovePlayer(session=4, reason=""),
         ]
+        sessions.move_cursor(row=0)  # ana, at table 2
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert "Remove ana from table 2?" in screen_text(app)
+        await pilot.press("y")
+        await wait_until(pilot, lambda: len(session.sent) == 5)
+        assert session.sent[-1] == P.RemovePlayer(session=1, reason="")
         screen.query_one("#admin-duration", Input).value = "soon"
         reason.value = "x"
-        await pilot.press("b")  # not a duration: nothing sent
+        await pilot.press("b")  # not a duration: nothing sent, nothing asked
         await pilot.pause()
-        assert len(session.sent) == 5
+        assert len(session.sent) == 5 and app.screen is screen
         duration = screen.query_one("#admin-duration", Input)
         assert screen.focused is duration  # to be mended
         duration.value = "forever"
-        await pilot.press("enter")  # back to the lists
+        await pilot.press("enter", "b")  # back to the lists; ana's key, for ever
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert f"Ban the key of ana ({KEY[:15]}…) for ever? Reason: x" in screen_text(app)
+        await pilot.press("y")
+        await wait_until(pilot, lambda: len(session.sent) == 6)
+        assert session.sent[-1] == P.Ban(kind="key", reason="x", session=1, seconds=None)
         session.sent.clear()
-        await pilot.press("p", "x")  # table 2 is paused: p resumes it
+        await pilot.press("p", "x")  # table 2 is paused: p resumes it; x asks first
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert "Close table 2 (ana's)? Everyone at it goes back to the lobby." in screen_text(app)
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.screen is screen)
         reason.value = "Bar closes"
         await pilot.press("n")
         await pilot.press("U")  # the bans are not shown: nothing
@@ -230,6 +264,25 @@ async def test_each_key_sends_its_admin_command():
             P.Announce(text="Bar closes"),
             P.Unban(ban=3),
         ]
+
+
+async def test_slash_reaches_the_reason_field_and_a_field_takes_every_letter():
+    """`/` goes from the lists to the reason field; typed there, the admin keys (b k x m n r
+    p v and capitals) are letters of the reason: nothing is sent, no list moves, no dialog."""
+    session, app = admin_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_admin(pilot, app, session)
+        reason = screen.query_one("#admin-reason", Input)
+        session.sent.clear()
+        assert "/ Reason" in screen_text(app).splitlines()[-1]  # offered in the lists
+        await pilot.press("slash")
+        await pilot.pause()
+        assert screen.focused is reason
+        typed = "bkx mnr pv BU ibanned/2"
+        await pilot.press(*[{" ": "space", "/": "slash"}.get(c, c) for c in typed])
+        await pilot.pause()
+        assert reason.value == typed
+        assert session.sent == [] and app.screen is screen
 
 
 async def test_an_announcement_is_shown_as_plain_text():
@@ -257,3 +310,26 @@ async def test_an_admin_at_a_table_opens_the_admin_screen_and_comes_back():
         await wait_until(pilot, lambda: isinstance(app.screen, AdminScreen))
         watch = [P.WatchAdmin(on=True), P.WatchAdmin(on=False), P.WatchAdmin(on=True)]
         assert session.sent == watch
+
+
+@pytest.mark.parametrize(
+    ("language", "question"),
+    [
+        ("fr", "Bannir la clé de ana (SHA256:BBBBBBBB…) pour toujours ? Raison : triche"),
+        ("ru", "Забанить ключ игрока ana (SHA256:BBBBBBBB…) навсегда? Причина: триче"),
+    ],
+)
+async def test_the_ban_question_in_french_and_russian(language, question):
+    """The y/n question before a ban, in the admin's language, the duration in its words."""
+    session = FakeSession("boss")
+    session.feed(P.Welcome(name="boss", admin=True), P.LobbyState(tables=(), online=("boss",)))
+    app = make_app(session, language)
+    async with app.run_test(size=(100, 24)) as pilot:
+        screen = await open_admin(pilot, app, session)
+        screen.query_one("#admin-reason", Input).value = "triche" if language == "fr" else "триче"
+        screen.query_one("#admin-duration", Input).value = (
+            "forever" if language == "fr" else "навсегда"
+        )
+        await pilot.press("b")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert question in screen_text(app)
