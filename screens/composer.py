@@ -46,10 +46,12 @@ class BidComposer:
         self.count = max(1, min(game.dice_in_play, self.count + delta))
 
     def pick_face(self, game: GameView, face: int) -> bool:
-        """Face `face`, at its lowest legal count; False when no bid on it is legal now."""
+        """Face `face`, keeping the count when that bid is legal, else at the lowest legal
+        count for the face (issue 13: 5×5 then 4 gave 3×4); False when no bid on it is legal
+        now (the count is then kept)."""
         self.face = face
         counts = [b.count for b in game.choices.bids if b.face == face]
-        if counts:
+        if counts and self.count not in counts:
             self.count = min(counts)
         return bool(counts)
 

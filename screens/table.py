@@ -44,7 +44,7 @@ from screens.reveal import RevealPanel
 from screens.rounds import RoundsScreen
 from screens.shared import SharedStatic
 from screens.widgets import BidHistory, CupsPanel, DiceRow, DrawnTexts
-from screens.wording import bid_refusal, call_refusal, call_word
+from screens.wording import bid_refusal, call_refusal, call_word, no_raise
 
 # during a reveal, the keys the footer still offers (leave, the app's help) do their job;
 # any other key closes the reveal (Escape too: it leaves a table only once the reveal is gone)
@@ -334,6 +334,8 @@ class TableScreen(RoundsScreen):
             self._drawn.put("#composer", self._composer.line(game, self._reroll_plan, tr))
         elif game.phase == "bidding" and game.me != game.turn:
             self._drawn.put("#composer", waiting)
+        elif game.phase == "bidding" and game.bids:  # the viewer's turn, and no bid tops it
+            self._drawn.put("#composer", Content.styled(no_raise(tr, game), "bold"))
         else:
             self._drawn.put("#composer", "")
         if self._error:

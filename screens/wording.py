@@ -103,6 +103,8 @@ def bid_refusal(tr: Translator, view: GameView, bid: Bid, names: Sequence[str]) 
         return tr._("It is not your turn: {name} is to play", name=names[view.turn])
     if bid in view.choices.bids:
         return None
+    if view.bids and not view.choices.bids:
+        return no_raise(tr, view)
     if bid.count > view.dice_in_play:
         return tr.n_(
             "There is only {n} die in play: bid at most {n}",
@@ -118,6 +120,23 @@ def bid_refusal(tr: Translator, view: GameView, bid: Bid, names: Sequence[str]) 
         return tr._("That bid is not allowed now")
     said = format_bid(bid, tr.terms(view.options))
     return tr._("{bid} is not allowed. {hint}", bid=said, hint=hint)
+
+
+def no_raise(tr: Translator, view: GameView) -> str:
+    """On the viewer's turn when no bid tops the last one (never more dice than are in play,
+    RULES.md §2.8; a special round's face kept, §4): say so, and name the calls left in the
+    table's words (issue 13: the composer used to vanish, and Enter refused "1 paco")."""
+    terms = tr.terms(view.options)
+    calls = [terms.dudo] if view.choices.dudo else []
+    if view.choices.calza:
+        calls.append(terms.calza)
+    last = format_bid(view.bids[-1].bid, terms)
+    if not calls:
+        return tr._("No bid can top {bid}.", bid=last)
+    said = calls[0]
+    if len(calls) > 1:
+        said = tr._("{first} or {second}", first=calls[0], second=calls[1])
+    return tr._("No bid can top {bid}: only {calls}.", bid=last, calls=said)
 
 
 def dudo_refusal(tr: Translator, view: GameView, names: Sequence[str]) -> str:

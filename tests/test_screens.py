@@ -169,7 +169,8 @@ async def test_illegal_bid_is_refused_locally_with_a_reason():
         assert session.sent == []
         expected = "After 5×4 you must raise: more dice, or the same count of a higher face, or"
         assert expected in status_of(app) and "3 pacos" in status_of(app)
-        await pilot.press("escape", "1", "down", "enter")  # 2 pacos: too few
+        # the face key keeps the count where it is legal (5 pacos), three down: 2, too few
+        await pilot.press("escape", "1", "down", "down", "down", "enter")
         await pilot.pause()
         assert session.sent == []
         assert "3 pacos" in status_of(app)
@@ -183,13 +184,17 @@ async def test_keys_compose_a_bid_from_the_lowest_legal_one():
         await pilot.pause()
         assert "4×4" in str(app.screen.query_one("#composer").render())
         await pilot.press("enter")
+        # a face key keeps the count where that bid is legal (issue 13): 4x6, then 5x6
         await pilot.press("6", "up", "plus", "minus", "enter")
-        await pilot.press("1", "enter")
+        await pilot.press("1", "enter")  # 5 pacos are legal too
+        await pilot.press("down", "down", "down", "down", "3")  # 1x3 is not: 4x3, the lowest
+        await pilot.press("enter")
         await pilot.pause()
         assert session.sent == [
             P.MakeBid(count=4, face=4),
-            P.MakeBid(count=4, face=6),
-            P.MakeBid(count=2, face=1),
+            P.MakeBid(count=5, face=6),
+            P.MakeBid(count=5, face=1),
+            P.MakeBid(count=4, face=3),
         ]
 
 
@@ -369,3 +374,36 @@ async def test_club_show_and_reroll_picks_dice_to_set_aside():
         await pilot.press("1", "3", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
         assert session.sent == [P.ShowAndReroll(reveal=(2, 4))]
+
+
+@pytest.mark.parametrize(
+    ("language", "preset", "said"),
+    [
+        ("en", "classic", "No bid can top 3 pacos: only Dudo."),
+        ("en", "calza-anytime", "No bid can top 3 pacos: only Dudo or Calza."),
+        ("fr", "classic", "Aucune enchère ne peut dépasser 3 pacos : seulement Dudo."),
+        ("ru", "calza-anytime", "Перебить 3 пако нельзя: только Dudo или Calza."),
+    ],
+)
+async def test_when_no_bid_tops_the_last_the_composer_says_so_and_names_the_calls(
+    language, preset, said
+):
+    """Three dice in play and 3 pacos bid (issue 13, item 3): no bid is left. The composer
+    says so and names the calls the table allows; Enter and a face key say the same, and
+    nothing is sent."""
+    state = rolled(preset, dice=((2,), (5,), (1,)), opener=1, dice_per_player=1)
+    for seat, count, face in ((1, 3, 6), (2, 2, 1), (0, 3, 1)):
+        state = bid(state, seat, count, face)
+    session = FakeSession()
+    session.feed(P.Welcome(name="ben"), lobby_state())
+    session.feed(table_state(observe(state, 1), me=1))
+    app = make_app(session, language)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.pause()
+        assert said in screen_text(app).replace("\n", " ")
+        for key in ("enter", "4"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert said in status_of(app)
+        assert session.sent == []
