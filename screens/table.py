@@ -374,15 +374,15 @@ class TableScreen(RoundsScreen):
                 return False
             if call == "jonti":  # out of turn: offered only while allowed
                 return options.jonti and choices.jonti
-            if not game.bids:  # nothing to call yet: room in the footer for the others
-                return False
-            return True if getattr(choices, str(call)) else None
+            # offered only when it would work now (issue 13: "c Calza" at a 2-seat table or in
+            # a palifico round, "d Dudo" out of turn); the key still says why not (`on_key`)
+            return bool(game.bids) and bool(getattr(choices, str(call)))
         if action == "calzone":
             return choices.calzone
         if action == "reroll":
             if not options.show_and_reroll:
                 return False
-            return True if choices.reroll or self._may_plan_reroll() else None
+            return choices.reroll or self._may_plan_reroll()
         return True
 
     def _call_refusal(self, call: str) -> str | None:

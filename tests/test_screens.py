@@ -407,3 +407,26 @@ async def test_when_no_bid_tops_the_last_the_composer_says_so_and_names_the_call
             await pilot.pause()
             assert said in status_of(app)
         assert session.sent == []
+
+
+async def test_the_footer_offers_a_call_only_when_it_would_work_now():
+    """Issue 13, item 6: at a 2-seat gamerules table calza is never played (RULES.md: it
+    needs 3 players), out of turn dudo is not the viewer's: neither key is offered; on the
+    viewer's turn after a bid, dudo is. A key not offered still says why when pressed."""
+    state = new_game(options_for("gamerules"), 2, 0)
+    state = bid(apply(state, Roll(dice=((2, 4, 4, 1, 6), (5, 5, 3, 3, 2)))), 0, 3, 4)
+    seats = (P.SeatInfo(name="ana", bot=False), P.SeatInfo(name="ben", bot=False))
+    for me, offered in ((0, ()), (1, ("d Dudo",))):
+        session = FakeSession()
+        app = await start(
+            session, lobby_state(), table_state(observe(state, me), me=me, seats=seats, size=2)
+        )
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda app=app: isinstance(app.screen, TableScreen))
+            await pilot.pause()
+            footer = screen_text(app).splitlines()[-1]
+            assert "c Calza" not in footer
+            assert ("d Dudo" in footer) == ("d Dudo" in offered)
+            await pilot.press("c")
+            await pilot.pause()
+            assert session.sent == [] and status_of(app)
