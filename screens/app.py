@@ -142,6 +142,7 @@ class PerudoApp(App[str | None]):
         """Whether the lobby said this session is an admin's (`Welcome.admin`): the admin
         screen is offered then. The lobby refuses admin commands from anyone else anyway."""
         self.farewell: str | None = None
+        self._kept_notices: set[tuple[str, str]] = set()  # people's words: see notify_words
         """Why the lobby ended the session (its `Goodbye`, translated), once it has."""
 
     # ---- lifecycle -----------------------------------------------------------------------
@@ -266,10 +267,9 @@ class PerudoApp(App[str | None]):
                     if isinstance(screen, AdminScreen):
                         screen.show(state)
             case protocol.Announcement(text=text, by=by):
-                self.notify(
+                self.notify_words(
                     text,
                     title=self.tr._("Announcement from {name}", name=by),
-                    markup=False,
                     timeout=ANNOUNCEMENT_SECONDS,
                 )
             case protocol.LeftTable():
@@ -319,11 +319,19 @@ class PerudoApp(App[str | None]):
     # ---- language ------------------------------------------------------------------------
 
     def set_language(self, language: str) -> None:
-        """Read everything in `language` (one of `LANGUAGES`) from now on: every screen in
-        the stack that has `retranslate()` redraws its text, every footer its key labels,
-        and a notice in the new language says which it is."""
+        """Read everything in `language` (one of `LANGUAGES`) from now on: the notifications
+        in the old language are cleared (those of `notify_words` stay), every screen in the
+        stack that has `retranslate()` redraws its text, every footer its key labels, and a
+        notice in the new language says which it is."""
         self.language = language if language in LANGUAGES else "en"
         self.tr = translator_for(self.language)
+        # what the server said in the old language goes (a refusal, a notice: issue 13);
+        # people's own words stay (`notify_words`)
+        for notification in list(self._notifications):
+            if (notification.message, notification.title) not in self._kept_notices:
+                self._unnotify(notification, refresh=False)
+        self._kept_notices &= {(n.message, n.title) for n in self._notifications}
+        self._refresh_notifications()
         for screen in self.screen_stack:
             retranslate = getattr(screen, "retranslate", None)
             if retranslate is not None:
@@ -333,6 +341,12 @@ class PerudoApp(App[str | None]):
             self.tr._("Language: {language}", language=LANGUAGE_NAMES[self.language]),
             markup=False,
         )
+
+    def notify_words(self, message: str, *, title: str, timeout: float) -> None:
+        """Notify people's own words (a chat line, an announcement), as plain text: kept
+        when the language changes, unlike what the server says (`set_language`)."""
+        self._kept_notices.add((message, title))
+        self.notify(message, title=title, markup=False, timeout=timeout)
 
     def action_language(self) -> None:
         """The language key: English, French, Russian, and round again."""

@@ -107,12 +107,12 @@ def chat_arrived(app: App, event: protocol.ChatLine | protocol.ChatHistory) -> N
         and not shown
         and event.name != getattr(app, "player_name", None)
     ):
-        app.notify(
-            _printable(event.text),
-            title=_printable(event.name),
-            markup=False,
-            timeout=NOTIFY_SECONDS,
-        )
+        notify_words = getattr(app, "notify_words", None)  # kept on a language switch
+        text, name = _printable(event.text), _printable(event.name)
+        if notify_words is not None:
+            notify_words(text, title=name, timeout=NOTIFY_SECONDS)
+        else:
+            app.notify(text, title=name, markup=False, timeout=NOTIFY_SECONDS)
 
 
 def line_content(line: protocol.ChatLine) -> Content:

@@ -182,6 +182,7 @@ class TableScreen(RoundsScreen):
         """Redraw every text in the app's new language (the app refreshes the footer)."""
         if not self._live:
             return
+        self._error = None  # a refusal said in the old language: gone, not left standing
         self._drawn.clear()
         for widget in (self.query_one(CupsPanel), self.query_one(BidHistory)):
             widget.refresh()  # their words are drawn at render time, their data is unchanged

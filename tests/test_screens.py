@@ -430,3 +430,28 @@ async def test_the_footer_offers_a_call_only_when_it_would_work_now():
             await pilot.press("c")
             await pilot.pause()
             assert session.sent == [] and status_of(app)
+
+
+async def test_a_language_switch_clears_what_was_said_in_the_old_one_and_keeps_words():
+    """Issue 13, item 7: a refusal in the status line and a refusal's notification, said in
+    English, are gone after F2 (French); a table chat line's notification (a player's own
+    words) and an announcement stay."""
+    session = FakeSession("ben")
+    app = await start(session, lobby_state(), table_state(observe(rolled(), 1), me=1))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.press("d")  # not ben's turn: refused in the status line
+        session.feed(
+            P.Refused(code="not_your_turn", message="it is not your turn to bid"),
+            P.ChatLine(id=1, scope="table", name="ana", text="bonne chance", table=1),
+            P.Announcement(text="Server restarts at noon", by="boss"),
+        )
+        await wait_until(pilot, lambda: len(app._notifications) == 3)
+        assert "Dudo is called on your turn" in status_of(app)
+        await pilot.press("f2")
+        await wait_until(pilot, lambda: any("Langue" in n.message for n in app._notifications))
+        messages = {n.message for n in app._notifications}
+        assert "bonne chance" in messages and "Server restarts at noon" in messages
+        assert not any("turn" in m for m in messages)
+        assert "Dudo is called" not in status_of(app)
+        assert "your turn" not in screen_text(app)
