@@ -340,11 +340,10 @@ def waiting_lines(tr: Translator, table: protocol.TableState, me_creator: bool) 
         wait = tr.n_("Waiting for {n} more player.", "Waiting for {n} more players.", missing) + " "
     if me_creator:
         hint = wait + tr._("Press b to add a bot, s to start now (2 players or more).")
-    else:
-        creator = tr._("the creator")
-        if table.creator is not None and table.creator < len(table.seats):
-            creator = table.seats[table.creator].name
-        hint = wait + tr._("{name} starts the game.", name=creator)
+    elif table.creator is not None and table.creator < len(table.seats):
+        hint = wait + tr._("{name} starts the game.", name=table.seats[table.creator].name)
+    else:  # its creator left with nobody after them: whoever sits down next takes over
+        hint = wait + tr._("The next player to sit down can start the game.")
     return "\n".join(rows), hint
 
 

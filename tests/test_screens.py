@@ -455,3 +455,33 @@ async def test_a_language_switch_clears_what_was_said_in_the_old_one_and_keeps_w
         assert not any("turn" in m for m in messages)
         assert "Dudo is called" not in status_of(app)
         assert "your turn" not in screen_text(app)
+
+
+@pytest.mark.parametrize(
+    ("language", "hint"),
+    [
+        ("en", "Waiting for 2 more players. The next player to sit down can start the game."),
+        ("fr", "Le prochain joueur qui s'assoit peut lancer la partie."),
+        ("ru", "Следующий севший за стол игрок может начать игру."),
+    ],
+)
+async def test_a_waiting_table_left_by_its_creator_says_who_may_start_it(language, hint):
+    """Issue 13, item 9: the creator and the other person left a 3-seat table, a bot stays
+    and a spectator watches: no creator is named ("the creator" was), the next player to sit
+    down may start it (Table.sit gives them the creator's right)."""
+    session = FakeSession()
+    session.feed(P.Welcome(name="ana"), lobby_state())
+    waiting = table_state(
+        None,
+        status="waiting",
+        seats=(P.SeatInfo(name="bot-Luis", bot=True),),
+        size=3,
+        me=None,
+        creator=None,
+    )
+    session.feed(waiting)
+    app = make_app(session, language)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.pause()
+        assert hint in " ".join(screen_text(app).split())
