@@ -172,17 +172,25 @@ def rule_reason(tr: Translator, code: str, message: str, terms: Terms | None = N
 def refusal_text(
     tr: Translator, code: str, message: str, args: dict[str, str | int], terms: Terms | None
 ) -> str:
-    """The text of `protocol.Refused(code, message, args)` in `tr`'s language: a rule code's
-    engine sentence via `rule_reason`, else the lobby's message id with its `args`."""
+    """The text of `protocol.Refused(code, message, args)` in `tr`'s language, as a sentence
+    starting with a capital: a rule code's engine sentence via `rule_reason`, else the
+    lobby's message id with its `args` (`say`)."""
     if is_rule_code(code):
-        return rule_reason(tr, code, message, terms)
+        reason = rule_reason(tr, code, message, terms)
+        return reason[:1].upper() + reason[1:]  # a sentence, as `say` makes the lobby's
     return say(tr, message, args)
 
 
 def say(tr: Translator, message: str, args: dict[str, str | int]) -> str:
-    """A server message id (`N_`) with its named `args`, translated. A message whose fields
-    do not match its args is shown as the untranslated id rather than crash the screen."""
+    """A server message id (`N_`) with its named `args`, translated, as a sentence: its first
+    letter a capital (the lobby's ids start lower-case, issue 13), unless the sentence starts
+    with one of its fields (a player's name is shown as it is). A message whose fields do not
+    match its args is shown as the untranslated id rather than crash the screen."""
+    template = tr._(message)
     try:
-        return tr._(message, **args)
+        text = template.format(**args) if args else template
     except (KeyError, IndexError, ValueError):
         return message
+    if template[:1].isalpha():
+        return text[:1].upper() + text[1:]
+    return text

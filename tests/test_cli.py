@@ -58,7 +58,7 @@ async def test_serve_starts_generates_a_host_key_lets_a_guest_in_and_stops_on_si
         await guest.connect(port, "zoe", None)
         await guest.wait_for("welcome, guest-1")  # a guest's name is never kept
         server.send_signal(signal.SIGTERM)
-        await guest.wait_for("server stopping")  # told before the session ends
+        await guest.wait_for("Server stopping")  # told before the session ends
         async with asyncio.timeout(30):
             assert await server.wait() == 0
         await guest.close()

@@ -167,7 +167,7 @@ async def test_a_non_admin_reaches_neither_the_admin_screen_nor_any_admin_comman
         ]
         for command in raw:
             send(P.decode_command(P.encode(command)))
-        await ana.wait_for("only an admin may do that")
+        await ana.wait_for("Only an admin may do that")
         ben.send("c")
         await ben.wait_for("Create a table")  # ben is still there, not kicked
         assert "pwned" not in ben.text and "pwned" not in ana.text
@@ -243,7 +243,7 @@ async def test_a_key_ban_covers_every_key_linked_to_its_account(server):
         )
         (admin,) = server.sessions["boss"]
         admin.send(P.Ban(kind="key", session=first.id, reason="alt accounts", seconds=3600))
-        line = b"perudo-ssh: you are banned from this server: alt accounts\r\n"
+        line = b"perudo-ssh: You are banned from this server: alt accounts\r\n"
         for term in (ben, phone):  # the line left on the terminal once the app has exited
             await term.wait_for(lambda _, term=term: line in term.raw)
     finally:
@@ -294,7 +294,7 @@ async def test_a_kicked_player_s_terminal_keeps_the_reason_after_ssh_exits(serve
         (target,) = server.sessions["ana"]
         (admin,) = server.sessions["boss"]
         admin.send(P.Kick(session=target.id, reason="cheating"))
-        line = b"perudo-ssh: an admin ended your session: cheating\r\n"
+        line = b"perudo-ssh: An admin ended your session: cheating\r\n"
         await ana.wait_for(lambda _: line in ana.raw)
         # written after the app left the alternate screen, and nothing after it
         left = ana.raw.rindex(b"\x1b[?1049l")

@@ -44,7 +44,7 @@ pytestmark = [pytest.mark.timeout(90), pytest.mark.slow]  # the quick loop: -m "
 SCALE = 0.01
 """Turn timers and grace periods at 1/100 of their seconds: a 120 s grace is 1.2 s."""
 
-SAVED_GOODBYE = "server stopping: your game is saved; log in again to go on"
+SAVED_GOODBYE = "Server stopping: your game is saved; log in again to go on"
 """What a player at a playing table is told when the server stops (lobby `_shutdown`)."""
 
 SCRIPT = Path(sys.executable).with_name("perudo-ssh")

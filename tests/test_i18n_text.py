@@ -151,10 +151,10 @@ def test_refusal_text_translates_lobby_ids_with_args_and_rule_codes_by_code():
     assert (
         refusal_text(EN, "bad_command", "a table of {seats} takes 0 to {most} bots",
                      {"seats": 3, "most": 2}, None)
-        == "a table of 3 takes 0 to 2 bots"
+        == "A table of 3 takes 0 to 2 bots"
     )  # fmt: skip
     assert refusal_text(EN, "not_your_turn", "it is not your turn", {}, None) == (
-        "it is not your turn"
+        "It is not your turn"
     )
-    assert refusal_text(EN, "weird_code", "something {odd}", {}, None) == "something {odd}"
+    assert refusal_text(EN, "weird_code", "something {odd}", {}, None) == "Something {odd}"
     assert say(EN, "{name} left", {}) == "{name} left"  # a bad message is shown, never raised

@@ -108,8 +108,8 @@ async def test_lobby_messages_are_translated_with_their_args():
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: len(app._notifications) == 3)
         assert notices(app) == [
-            ("Refused", "a table of 3 takes 0 to 2 bots"),
-            ("Refused", "the bid must be higher than the last one"),
+            ("Refused", "A table of 3 takes 0 to 2 bots"),
+            ("Refused", "The bid must be higher than the last one"),
             ("", "ben [b] left the table"),
         ]
         session.feed(P.Goodbye(reason="server stopping"))
