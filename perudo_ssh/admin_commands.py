@@ -13,6 +13,7 @@ each batch that changed it. Imports neither textual nor asyncssh.
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING
 
 from perudo_ssh import protocol
@@ -162,10 +163,14 @@ class AdminCommands:
     def _mute(self, admin: _Client, target: _Client, reason: str, seconds: int | None) -> None:
         until = self._until(seconds)
         self.moderation.mute(target.account_id, target.id, reason, until, admin.account_id)
-        self.lobby._send(
-            target,
-            protocol.Notice(text=N_("an admin muted your chat: {reason}"), args={"reason": reason}),
-        )
+        # the player is told until when (issue 13), as UTC: the lobby has no client's zone
+        args: dict[str, str | int] = {"reason": reason}
+        if until is None:
+            text = N_("an admin muted your chat for ever: {reason}")
+        else:
+            text = N_("an admin muted your chat until {until} UTC: {reason}")
+            args["until"] = time.strftime("%Y-%m-%d %H:%M", time.gmtime(until))
+        self.lobby._send(target, protocol.Notice(text=text, args=args))
         detail = f"until {until:.0f}" if until is not None else "for ever"
         self._audit(admin, "mute", _who(target), reason, detail)
 

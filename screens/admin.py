@@ -104,12 +104,22 @@ def table_row(table: protocol.AdminTable, tr: Translator) -> tuple[Cell, ...]:
 
 
 def audit_row(row: protocol.AuditRow, tr: Translator) -> tuple[Cell, ...]:
-    """The cells of an audit row, in `AUDIT_KEYS` order (the admin's name without the key)."""
+    """The cells of an audit row, in `AUDIT_KEYS` order (the admin's name without the key);
+    a ban's or a mute's reason followed by how long (issue 13): `spam · until 06-01 12:00`,
+    `spam · for ever` (the lobby's detail says `until <unix seconds>` or `for ever`)."""
+    why = row.reason or row.detail
+    if row.action in ("ban", "mute") and row.reason:
+        span = row.detail.split(";", 1)[0].strip()
+        if span == "for ever":
+            why = f"{row.reason} · {tr.p_('ban question', 'for ever')}"
+        elif span.startswith("until ") and span[6:].replace(".", "", 1).isdigit():
+            until = when(float(span[6:]), tr)
+            why = f"{row.reason} · {tr._('until {when}', when=until)}"
     return (
         when(row.at, tr),
         Text(row.admin.split(" (", 1)[0]),
         row.action,
-        Text(row.reason or row.detail),
+        Text(why),
         Text(row.target),
     )
 

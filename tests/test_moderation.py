@@ -5,6 +5,7 @@ Real `Lobby`, no sleeps: every wait is on an event."""
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -273,14 +274,19 @@ async def test_mute_refuses_chat_until_unmuted():
         guest = await member(lobby, "guest-1", None)
         boss.send(P.Mute(session=ana.session.id, reason="shouting", seconds=600))
         notice = await ana.expect(P.Notice)
+        until = time.strftime("%Y-%m-%d %H:%M", time.gmtime(NOW + 600))
         assert notice == P.Notice(
-            text="an admin muted your chat: {reason}", args={"reason": "shouting"}
+            text="an admin muted your chat until {until} UTC: {reason}",
+            args={"until": until, "reason": "shouting"},
         )
         ana.send(P.Say(text="hello"))
         refused = await ana.expect(P.Refused)
         assert (refused.code, refused.args) == ("muted", {"reason": "shouting"})
         assert mod.muted(5, 999) == mod.muted(5, ana.session.id)  # the account is muted
         boss.send(P.Mute(session=guest.session.id, reason="spam"))  # a guest: this session
+        assert await guest.expect(P.Notice) == P.Notice(
+            text="an admin muted your chat for ever: {reason}", args={"reason": "spam"}
+        )
         guest.send(P.Say(text="hi"))
         assert (await guest.expect(P.Refused)).code == "muted"
         boss.send(P.Unmute(session=ana.session.id))

@@ -333,3 +333,38 @@ async def test_the_ban_question_in_french_and_russian(language, question):
         await pilot.press("b")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
         assert question in screen_text(app)
+
+
+def test_the_audit_log_shows_how_long_a_ban_or_a_mute_lasts():
+    """Issue 13, item 11: a ban's or a mute's row says its reason and how long."""
+    from perudo_ssh.i18n import translator
+    from screens.admin import audit_row
+
+    en, fr = translator("en"), translator("fr")
+
+    def row(action, reason, detail):
+        return P.AuditRow(at=1_750_000_000.0, admin="boss (SHA256:x)", action=action,
+                          target="key SHA256:y", reason=reason, detail=detail)  # fmt: skip
+
+    assert str(audit_row(row("ban", "cheat", "until 1750003600; ended: ana"), en)[3]) == (
+        "cheat · until 06-15 16:06"
+    )
+    assert str(audit_row(row("mute", "spam", "for ever"), en)[3]) == "spam · for ever"
+    assert str(audit_row(row("mute", "spam", "for ever"), fr)[3]) == "spam · pour toujours"
+    assert str(audit_row(row("kick", "rude", ""), en)[3]) == "rude"
+    assert str(audit_row(row("pause", "", "table 2"), en)[3]) == "table 2"
+
+
+async def test_a_muted_player_is_told_until_when():
+    """Issue 13, item 11: the mute notice says until when, as a sentence."""
+    session, app = admin_app(admin=False)
+    async with app.run_test(size=SIZE) as pilot:
+        session.feed(
+            P.Notice(
+                text="an admin muted your chat until {until} UTC: {reason}",
+                args={"until": "2026-12-03 11:00", "reason": "shouting"},
+            )
+        )
+        await wait_until(pilot, lambda: bool(app._notifications))
+        (notice,) = list(app._notifications)
+        assert notice.message == "An admin muted your chat until 2026-12-03 11:00 UTC: shouting"
