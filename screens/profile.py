@@ -26,7 +26,7 @@ from textual.screen import Screen
 from textual.widgets import Sparkline, Static
 
 from perudo_ssh.i18n import N_, Translator
-from perudo_ssh.ratings import Rating
+from perudo_ssh.ratings import DEFAULT, Rating
 from perudo_ssh.referee import Verdict
 from perudo_ssh.stats import CallTally, GameTally, PlayerStats, stats_of_tallies, tally_verdict
 from screens.footer import Footer
@@ -145,8 +145,13 @@ def profile_lines(tr: Translator, profile: Profile) -> list[Content]:
     ]
 
 
+STARTING_RATING = shown_rating(DEFAULT)
+"""The rating shown before any rated game (1000): where every rating line starts."""
+
+
 def trend_line(tr: Translator, ratings: Sequence[int]) -> str:
-    """Under the sparkline: `from 1000 to 1043 · lowest 980 · highest 1050`."""
+    """Under the sparkline: `from 1000 to 1043 · lowest 980 · highest 1050`, for the
+    ratings shown, `STARTING_RATING` first."""
     if not ratings:
         return tr._("No rated game yet: the sparkline starts with the first.")
     return tr._(
@@ -229,8 +234,11 @@ class ProfileScreen(Screen[None]):
         title.update(tr._("Profile of {name}", name=profile.name))
         body.update(Content("\n").join(profile_lines(tr, profile)))
         trend_title.update(Content.styled(tr._("Rating over time"), "bold underline"))
-        sparkline.data = [float(r) for r in profile.ratings]
-        trend.update(Content(trend_line(tr, profile.ratings)))
+        # from where every account starts (issue 13: one game drew a flat block "from 1069
+        # to 1069")
+        points = [STARTING_RATING, *profile.ratings] if profile.ratings else []
+        sparkline.data = [float(r) for r in points]
+        trend.update(Content(trend_line(tr, points)))
         for widget in (trend_title, sparkline, trend):
             widget.display = True
         sparkline.display = bool(profile.ratings)
