@@ -12,7 +12,7 @@ Who sat where: a seat's account is the one of the lobby session sitting there
 (`session_joined` tells the archive), else the account with the seat's name — a person who
 left mid-game keeps their name on the seat a bot plays on. That is unambiguous because
 account names never look like the lobby's own (`store.claimable_name`): `guest-N` is a guest,
-`bot-…` a bot, `ana-2` a second session of ana (stored without an account). Imports neither
+`bot-…` a bot, `ana-2` a second session of ana (stored under ana's account). Imports neither
 textual nor asyncssh.
 """
 
@@ -83,9 +83,10 @@ class GameArchive:
     def session_joined(self, session: LobbySession, account: Account | None) -> None:
         """`session` plays as `account` (None: a guest). Forgotten with the session.
 
-        Only a seat under the account's own name is the account's: a second session of the
-        account (the lobby names it `ana-2`) plays unrecorded, like a guest, so one account
-        never holds two seats of a game nor rates a game against itself."""
+        A second session of the account (the lobby names it `ana-2` while the first is
+        online) plays as the account: its games are the account's (issue 13). The lobby
+        seats one session of an account at a table, so one account never holds two seats
+        of a game nor rates a game against itself."""
         if account is not None:
             self._accounts[session.id] = account
             weakref.finalize(session, self._accounts.pop, session.id, None)
@@ -174,9 +175,7 @@ class GameArchive:
         if seat.bot_from_start:
             return None  # a bot may play on under the name of a human gone since last game
         if seat.sid is not None and seat.sid in self._accounts:
-            account = self._accounts[seat.sid]
-            same = seat.name.casefold() == account.name.casefold()
-            return account.id if same else None  # `ana-2`: a second session
+            return self._accounts[seat.sid].id  # `ana-2` too: a second session of ana
         if claimable_name(seat.name) != seat.name:
             return None  # a guest, a bot or a second session: never an account's name
         named = await self.store.account_named(seat.name)

@@ -57,7 +57,7 @@ async def update_ratings(store: Store, game_id: int, game: NewGame, verdict: Ver
     A game of a rated table (`game.rated`, the table option) with at least two account
     holders (`perudo_ssh.ratings.is_rated`) moves their ratings by `perudo_ssh.ratings.rate`
     over the finishing order (`finishing_order`, a player who left mid-game placed when they
-    left: `GamePlayer.left_round`); bots, guests and second sessions (no account) are left out
+    left: `GamePlayer.left_round`); bots and guests (no account) are left out
     of the ranking. Each account starts from its latest stored rating (`ratings.DEFAULT` for a
     newcomer); the new ones are written in one transaction, dated when the game finished.
     An illegal or unfinished verdict rates nothing."""

@@ -18,6 +18,7 @@ from perudo_ssh.referee import Verdict
 from perudo_ssh.serve import update_ratings
 from perudo_ssh.store import Account, GamePlayer, NewGame, Store
 from tests.test_lobby_support import Player, play_randomly, running_lobby
+from tests.test_moderation import Member
 from tests.test_screens_history import calza_game, one_die_game, store_game
 
 pytestmark = pytest.mark.timeout(90)
@@ -227,25 +228,35 @@ async def test_game_counts_count_games_and_wins(tmp_path):
         await store.close()
 
 
-async def test_a_second_session_of_an_account_plays_unrecorded(tmp_path):
-    """ana online twice (the lobby names the second session ana-2) at one table: the game is
-    hers once, at the seat of her own name, and one account cannot rate a game against itself
-    (found by an attack pass: both seats were stored under her account, and rated)."""
+async def test_a_game_played_from_a_second_session_is_the_accounts(tmp_path):
+    """Issue 13, item 1: ben's key online twice; the second session (ben-2) plays a whole
+    game while the first stays in the lobby. The game is ben's: stored under his account,
+    in his games; a second session of his cannot take a second seat at his table (one
+    account, one seat a game: it never rates a game against itself)."""
     store = await Store.open(tmp_path / "perudo.db")
     archive = GameArchive(store, after_game=update_ratings)
-    ana = (await store.claim_key("SHA256:ana", "ana")).account
+    ben = (await store.claim_key("SHA256:ben", "ben")).account
     try:
         async with running_lobby(on_game_over=archive.game_over) as lobby:
-            players, created = await sit_down(lobby, archive, [ana, ana], seats=3, bots=1)
-            assert [p.session.name for p in players] == ["ana", "ana-2"]
-            await play_out(players, created, 11)
+            first = Member(lobby, "ben", "SHA256:ben", account=ben.id)
+            await first.joined()
+            second = Member(lobby, "ben", "SHA256:ben", account=ben.id)
+            await second.joined()
+            for session in (first, second):
+                archive.session_joined(session.session, ben)
+            assert second.session.name == "ben-2"
+            second.send(P.CreateTable(seats=3, bots=1))
+            created = await second.expect(P.TableState)
+            first.send(P.JoinTable(table=created.id))
+            refused = await first.expect(P.Refused)
+            assert refused.message == "you already sit at this table, from another session"
+            second.send(P.StartGame())
+            await play_out([second], created, 5)
             await archive.drain()
-        summaries = await store.games_of(ana.id)
-        (summary,) = summaries
+        (summary,) = await store.games_of(ben.id)
         game = await store.game(summary.id)
         assert game is not None
         held = [(p.name, p.account_id) for p in game.players if p.account_id is not None]
-        assert held == [("ana", ana.id)]
-        assert await store.rating_history(ana.id) == []
+        assert held == [("ben-2", ben.id)]
     finally:
         await store.close()
