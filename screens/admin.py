@@ -408,12 +408,13 @@ class AdminScreen(Screen[None]):
 
         self.app.push_screen(ConfirmDialog(question), answered)
 
-    def _duration_words(self, seconds: int | None) -> str:
-        """The duration typed, as the question says it: `for 1h`, `for ever`."""
+    @staticmethod
+    def _span(tr: Translator, seconds: int | None, typed: str) -> str:
+        """How long, as a question says it in `tr`'s language: `for 1h` (as `typed`), or
+        `for ever`."""
         if seconds is None:
-            return self.tr.p_("ban question", "for ever")
-        typed = self.query_one("#admin-duration", Input).value.strip()
-        return self.tr._("for {duration}", duration=typed)
+            return tr.p_("ban question", "for ever")
+        return tr._("for {duration}", duration=typed.strip())
 
     def action_kick(self) -> None:
         session = self._session()
@@ -433,31 +434,20 @@ class AdminScreen(Screen[None]):
         if not ok:
             return
         ban_kind: Literal["key", "address"] = "key" if kind == "key" else "address"
-        name, address, span = session.name, session.address or "?", self._duration_words(seconds)
-        if ban_kind == "key":
-            key = short_key(session.fingerprint, self.tr)
-
-            def question(tr: Translator) -> str:
-                return tr._(
-                    "Ban the key of {name} ({key}) {span}? Reason: {reason}",
-                    name=name,
-                    key=key,
-                    span=span,
-                    reason=reason,
-                )
-        else:
-
-            def question(tr: Translator) -> str:
-                return tr._(
-                    "Ban the address {address} ({name}) {span}? Reason: {reason}",
-                    address=address,
-                    name=name,
-                    span=span,
-                    reason=reason,
-                )
-
+        question = (
+            N_("Ban the key of {name} ({key}) {span}? Reason: {reason}")
+            if ban_kind == "key"
+            else N_("Ban the address {address} ({name}) {span}? Reason: {reason}")
+        )
+        typed = self.query_one("#admin-duration", Input).value
+        about = {
+            "name": session.name,
+            "key": short_key(session.fingerprint, self.tr),
+            "address": session.address or "?",
+            "reason": reason,
+        }
         self._confirm(
-            question,
+            lambda tr: tr._(question, span=self._span(tr, seconds, typed), **about),
             protocol.Ban(kind=ban_kind, session=session.id, reason=reason, seconds=seconds),
         )
 
