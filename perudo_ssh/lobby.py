@@ -821,6 +821,10 @@ class Lobby:
         self._lobby_pending.add(client.id)
         self._send_chat_history(client)
         self._game_may_have_ended(table, was)
+        if table.deserted and table.status == "playing":
+            # the last person left mid-game: the bots play it out at once and it is stored,
+            # the leaver placed when they left (issue 13, item 8); then the table closes
+            table.unattended = True
         if table.deserted:
             self._close(table)
             return
@@ -989,7 +993,8 @@ class Lobby:
 
     def _schedule(self, table: Table) -> None:
         """The table's timers. "move": a bot's pause before it acts, or the reveal timeout
-        (with no human seated, the reveal waits it out: spectators see it). "turn": the turn
+        (with no human seated, the reveal waits it out: spectators see it); none at an
+        `unattended` table, whose bots play on at once. "turn": the turn
         timer of the human to move, held for them or not (issue 5, item 1). "grace" + seat:
         each disconnected player's seat held for them (issue 5, item 2). A timer whose key
         is unchanged runs on; one no longer wanted is cancelled."""
@@ -1000,6 +1005,8 @@ class Lobby:
         elif table.in_reveal:
             assert table.state is not None
             key, delay = ("reveal", table.state.round_index), self.reveal_timeout
+        if table.unattended:  # nobody to wait for: the bots play it out at once
+            delay = 0.0
         self._set_timer(table.id, "move", key, delay)
         turn = table.turn_key() if table.turn_seconds else None
         self._set_timer(

@@ -198,6 +198,9 @@ class Table:
         self.ready: set[int] = set()  # seats that saw the reveal
         self.play_again: set[int] = set()  # seats that asked for another game
         self.epoch = 0  # bumped on every change; timers carry it to detect staleness
+        # the last person left mid-game: the bots finish it at once, unseen, so that it is
+        # stored for those who played (issue 13, item 8); the table closes once it is over
+        self.unattended = False
         self.rated = True  # its games update the players' ratings (CreateTable.rated)
         # seats a bot plays from the game's start: one kept from the last game may carry
         # the name of the human it replaced, but its game is not that human's (ratings)
@@ -269,8 +272,10 @@ class Table:
     @property
     def deserted(self) -> bool:
         """No human seated, nobody watching, and no game a disconnected player may come
-        back to: the table closes."""
+        back to: the table closes (an `unattended` game once the bots have finished it)."""
         held = self.status == "playing" and bool(self.away())
+        if self.unattended and self.status == "playing":
+            return False  # the bots finish the game first (`unattended`)
         return not self.humans() and not self.spectators and not held
 
     @property

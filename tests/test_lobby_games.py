@@ -137,3 +137,30 @@ async def test_leaving_after_game_over_frees_the_seat():
         cyd.send(P.JoinTable(table=created.id))
         started = await cyd.expect(P.TableState, lambda e: e.status == "playing")
         assert started.me == 2
+
+
+@pytest.mark.parametrize("preset", ["classic", "club"])
+async def test_a_game_left_to_bots_is_played_out_at_once_and_stored(preset):
+    """Issue 13, item 8: the last person leaves mid-game (nobody watching): the bots play
+    the game out at once, even with bots slow and a long reveal (no one to wait for); the
+    game over is handed to `on_game_over` with a winner, the leaver placed when they left,
+    and the table then closes. A legal record of the whole game."""
+    finished = []
+    async with running_lobby(
+        on_game_over=lambda table, log: finished.append(log),
+        bot_delay=(30.0, 30.0),
+        reveal_timeout=300.0,
+    ) as lobby:
+        ana = await connected(lobby, "ana")
+        ana.send(P.CreateTable(preset=preset, seats=3, bots=2))
+        created = await ana.expect(P.TableState, lambda e: e.game is not None)
+        ana.send(P.LeaveTable())
+        await ana.expect(P.LeftTable)
+        for _ in range(2000):
+            if finished and created.id not in lobby.tables:
+                break
+            await asyncio.sleep(0.005)
+        (log,) = finished
+        assert created.id not in lobby.tables
+        verdict = verdict_of(log.to_record())
+        assert verdict.legal and verdict.winner is not None and verdict.winner != "ana"
