@@ -60,7 +60,8 @@ def title_line(tr: Translator, table: protocol.TableState) -> str:
     """`#3 ana's table · round 2 · 9 dice in play · bank ¤31 · classic · calza: off`: what
     changes during the game comes first (the bank of a table with stakes too, RULES.md §6);
     when that is too wide for `TITLE_WIDTH` columns, the preset's name goes first, then the
-    calza mode (the help page has the table's rules in full)."""
+    calza mode (the help page has the table's rules in full). Who watches comes last, where
+    there is room (`_watchers`)."""
     parts = [f"#{table.id} {table.name}"]
     if table.me is None:
         parts.append(tr._("watching"))
@@ -78,12 +79,29 @@ def title_line(tr: Translator, table: protocol.TableState) -> str:
             fixed.append(
                 tr._("{option}: {value}", option=calza, value=_calza_mode(tr, options.calza))
             )
-        while fixed and len(" · ".join(parts + fixed)) > TITLE_WIDTH:
-            fixed.pop(0)
-        parts += fixed
     else:
-        parts.append(status_word(tr, table.status))
-    return " · ".join(parts)
+        fixed = [status_word(tr, table.status)]
+    for watching in _watchers(tr, table):  # names before rule words, then a count
+        for kept in range(len(fixed), -1, -1):
+            rest = fixed[len(fixed) - kept :] if table.game is not None else fixed
+            title = " · ".join([*parts, *rest, watching])
+            if len(title) <= TITLE_WIDTH:
+                return title
+    while table.game is not None and fixed and len(" · ".join(parts + fixed)) > TITLE_WIDTH:
+        fixed.pop(0)
+    return " · ".join(parts + fixed)
+
+
+def _watchers(tr: Translator, table: protocol.TableState) -> list[str]:
+    """How the title may say who watches (issue 13), longest first: `watched by spy, tom`,
+    `2 watching`; none without spectators."""
+    names = table.spectators
+    if not names:
+        return []
+    return [
+        tr._("watched by {names}", names=", ".join(names)),
+        tr.n_("{n} watching", "{n} watching", len(names)),
+    ]
 
 
 def banner_line(tr: Translator, table: protocol.TableState, game: GameView | None) -> str | None:

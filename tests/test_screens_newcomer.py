@@ -122,3 +122,31 @@ async def test_enter_on_a_bid_not_allowed_says_why():
         await pilot.pause()
         assert session.sent == []
         assert "3×4 is not allowed. After 3×4 you must raise" in screen_text(app)
+
+
+def test_the_title_says_who_watches_where_there_is_room():
+    """Issue 13: the spectators' names end the title (`watched by spy, tom`), the rule words
+    (preset, then calza mode: the help has them) giving way to them; when the names cannot
+    fit, how many watch. In English, French and Russian, within 78 columns."""
+    state = observe(rolled("classic"), 0)
+    two = table_state(state, name="ana's table", spectators=("spy", "tom"))
+    nine = table_state(state, name="ana's table", spectators=tuple(f"watcher{i}" for i in range(9)))
+    fr, ru = translator("fr"), translator("ru")
+    expected = {
+        (EN, two): "#1 ana's table · round 1 · 15 dice in play · calza: off · watched by spy, tom",
+        (
+            EN,
+            nine,
+        ): "#1 ana's table · round 1 · 15 dice in play · classic · calza: off · 9 watching",
+        (fr, two): "#1 ana's table · manche 1 · 15 dés en jeu · regardée par spy, tom",
+        (fr, nine): "#1 ana's table · manche 1 · 15 dés en jeu · calza : non · 9 spectateurs",
+        (ru, two): "#1 ana's table · раунд 1 · 15 костей в игре · calza: выкл · смотрят: spy, tom",
+        (ru, nine): "#1 ana's table · раунд 1 · 15 костей в игре · calza: выкл · 9 зрителей",
+    }
+    for (tr, table), title in expected.items():
+        assert tableview.title_line(tr, table) == title
+        assert len(title) <= 78
+    waiting = table_state(None, status="waiting", name="ana's table", spectators=("spy",))
+    assert tableview.title_line(EN, waiting) == "#1 ana's table · waiting · watched by spy"
+    alone = table_state(state, name="ana's table")  # nobody watching: as before
+    assert tableview.title_line(EN, alone).endswith("15 dice in play · classic · calza: off")
