@@ -8,7 +8,7 @@ any key or click and then tells the lobby this player is ready (`Ready`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from textual import events
 from textual.content import Content
@@ -31,10 +31,16 @@ WIDTH = 78
 
 
 def hand_line(
-    tr: Translator, name: str, faces: Sequence[int], result: RoundResult, tokens: int | None = None
+    tr: Translator,
+    name: str,
+    faces: Sequence[int],
+    result: RoundResult,
+    tokens: int | None = None,
+    waited: bool = False,
 ) -> Content:
     """`ana      [5]  3  [1]  6     ¤-10`: the dice that counted for the bid in brackets,
-    highlighted; then the balance after the round at a table with stakes (RULES.md §6)."""
+    highlighted; then the balance after the round at a table with stakes (RULES.md §6);
+    then, when the table still `waited` for this player to go on, `⌛ not yet`."""
     parts: list[tuple[str, str] | str] = [(f"{name[:16]:<17}", "bold")]
     width = 17
     for face in faces:
@@ -50,6 +56,10 @@ def hand_line(
         width += len(out)
     if tokens is not None:
         parts.append(" " * max(1, 17 + 4 * 5 - width) + f"  ¤{tokens}")
+        width = max(width + 1, 17 + 4 * 5) + 3 + len(str(tokens))
+    if waited:
+        parts.append(" " * max(1, 17 + 4 * 5 - width) + "  ")
+        parts.append(("⌛ " + tr._("not yet"), "italic $warning"))
     return Content.assemble(*parts)
 
 
@@ -60,9 +70,11 @@ def reveal_lines(
     names: Sequence[str],
     finished: int,
     automatic: bool = False,
+    waiting: Collection[str] = (),
 ) -> list[Content]:
     """The whole reveal of round `finished` (0-based), line by line, in `tr`'s language;
-    `automatic` when its call was made for a player whose time ran out (issue 5)."""
+    `automatic` when its call was made for a player whose time ran out (issue 5); each hand
+    of a player named in `waiting` (the table waits for them to go on) marked so (issue 13)."""
     call = call_word(terms, result.call)
     if automatic and result.special is not None:
         title = tr._(
@@ -89,7 +101,14 @@ def reveal_lines(
     ]
     balances = result.tokens.balances if result.tokens is not None else None
     lines += [
-        hand_line(tr, names[seat], faces, result, None if balances is None else balances[seat])
+        hand_line(
+            tr,
+            names[seat],
+            faces,
+            result,
+            None if balances is None else balances[seat],
+            waited=names[seat] in waiting,
+        )
         for seat, faces in enumerate(result.hands)
         if faces or seat in (result.caller, result.bidder)
     ]
@@ -129,12 +148,18 @@ class RevealPanel(Widget):
         names: Sequence[str],
         finished: int,
         automatic: bool = False,
+        waiting: Collection[str] = (),
     ) -> None:
         """Reveal round `finished` (0-based): every hand, the counting dice, who lost or won,
         the payments; in `tr`'s language, the game's words from `terms`; `automatic` when
-        the round's call was made for a player whose time ran out."""
-        self._lines = reveal_lines(tr, terms, result, names, finished, automatic)
-        self.refresh()
+        the round's call was made for a player whose time ran out; the hands of those the
+        table still `waiting` for marked. Redraws only when that changes what is shown."""
+        lines = reveal_lines(tr, terms, result, names, finished, automatic, waiting)
+        if [(line.plain, line.spans) for line in lines] != [
+            (line.plain, line.spans) for line in self._lines
+        ]:
+            self._lines = lines
+            self.refresh()
 
     def render(self) -> Content:
         return Content("\n").join(self._lines)

@@ -96,6 +96,8 @@ class RoundsScreen(Screen[None]):
             # the next round is already being bid (the reveal timed out, or this viewer
             # is only watching): show the table rather than an old round
             self._hide_reveal()
+        elif game.phase == "rolling" and self.has_class("-reveal"):
+            self._show_reveal(table, game)  # who the table still waits for (issue 13)
         if game.phase == "over":
             if self._game_over is None and not self.has_class("-reveal"):
                 self._game_over = GameOverScreen()
@@ -110,7 +112,10 @@ class RoundsScreen(Screen[None]):
         names = tableview.seat_names(self.tr, table)
         finished = game.round_index - 1
         automatic = tableview.automatic_call(table, finished)
-        self.query_one(RevealPanel).show(self.tr, self.terms, game.last, names, finished, automatic)
+        waiting = table.waiting_for if game.phase == "rolling" else ()
+        self.query_one(RevealPanel).show(
+            self.tr, self.terms, game.last, names, finished, automatic, waiting
+        )
 
     def _hide_reveal(self) -> None:
         if self.has_class("-reveal"):

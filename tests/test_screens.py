@@ -485,3 +485,26 @@ async def test_a_waiting_table_left_by_its_creator_says_who_may_start_it(languag
         await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
         await pilot.pause()
         assert hint in " ".join(screen_text(app).split())
+
+
+@pytest.mark.parametrize(("language", "mark"), [("en", "⌛ not yet"), ("fr", "⌛ pas encore")])
+async def test_the_reveal_marks_the_players_the_table_waits_for(language, mark):
+    """Issue 13 ("who the table waits for"): during the reveal each hand of a player the
+    table still waits for (to press Space) is marked; the mark goes once they went on."""
+    state = call(bid(rolled(), 0, 3, 4), 1)  # ben calls dudo: the round is over
+    session = FakeSession("ben")
+    session.feed(P.Welcome(name="ben"), lobby_state())
+    session.feed(table_state(observe(state, 1), me=1, waiting_for=("ana", "ben")))
+    app = make_app(session, language)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.screen.has_class("-reveal"))
+        await pilot.pause()
+
+        def hand(name: str) -> str:
+            (line,) = [ln for ln in screen_text(app).splitlines() if ln.startswith(f" {name:<17}")]
+            return line
+
+        assert mark in hand("ana") and mark in hand("ben") and mark not in hand("carl")
+        session.feed(table_state(observe(state, 1), me=1, waiting_for=("ben",)))
+        await wait_until(pilot, lambda: mark not in hand("ana"))
+        assert mark in hand("ben")
