@@ -298,6 +298,7 @@ class ChangedRows(Widget):
     language). `rendered_rows` counts the rows drawn one by one."""
 
     _drawn_keys: list[tuple[str, tuple[object, ...]]] | None = None
+    _next_rows: tuple[Size, list[Content]] | None = None  # worked out by `redraw`, to draw
     rendered_rows = 0
 
     def rows(self) -> list[Content]:
@@ -319,7 +320,9 @@ class ChangedRows(Widget):
         if drawn is None or not self.is_mounted or self.size != self._render_cache.size:
             self.refresh()
             return
-        keys = self._keys(self.rows())
+        rows = self.rows()
+        self._next_rows = (self.size, rows)  # the draw that follows need not work them out
+        keys = self._keys(rows)
         width = self.size.width
         changed = [
             y
@@ -329,9 +332,23 @@ class ChangedRows(Widget):
         if changed:
             self.refresh(*(Region(0, y, width, 1) for y in changed))
 
+    def refresh(
+        self,
+        *regions: Region,
+        repaint: bool = True,
+        layout: bool = False,
+        recompose: bool = False,
+    ) -> Self:
+        """As Widget's; a whole refresh (a new style, a new language) forgets the rows
+        `redraw` worked out: they are worked out again when drawn."""
+        if not regions:
+            self._next_rows = None
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
     def _render_content(self) -> None:
         width, height = self.size
-        rows = self.rows()
+        kept_rows, self._next_rows = self._next_rows, None
+        rows = kept_rows[1] if kept_rows is not None and kept_rows[0] == self.size else self.rows()
         dirty = self._dirty_regions
         top = self.content_offset.y
         wanted = {

@@ -647,6 +647,7 @@ async def test_a_bid_draws_again_only_the_rows_it_changed_and_they_are_as_a_whol
     round, then a long name that no longer fits a row. After each change the terminal shows
     exactly a whole repaint, every row of both widgets is what a whole draw of their content
     gives, and the bids drew only some rows one by one (not every row each time)."""
+    from perudo_ssh.i18n import translator
     from screens.widgets import BidHistory, CupsPanel
 
     session = FakeSession()
@@ -683,3 +684,23 @@ async def test_a_bid_draws_again_only_the_rows_it_changed_and_they_are_as_a_whol
         for widget in (cups, history):
             drawn = [repr(list(s)) for s in widget._render_cache.lines]
             assert drawn == _whole_render(widget)[: len(drawn)]
+        # a bid, then a language switch before it is drawn: the rows worked out for the bid
+        # are not drawn in the old language
+        game = bid(rolled(opener=2), 2, 1, 3)
+        session.feed(table_state(observe(game, 0), seats=seats))
+        app.set_language("fr")
+        await pilot.pause()
+        await settled(pilot, shown)
+        for widget in (cups, history):
+            drawn = [repr(list(s)) for s in widget._render_cache.lines]
+            assert drawn == _whole_render(widget)[: len(drawn)]
+        assert "Enchères de la manche" in screen_text(app)
+        # rows worked out by a redraw, then new words before they are drawn (the widget
+        # refreshed whole, as a language switch does): drawn in the new words
+        history.show(["ana 2×3"])
+        app.tr = translator("ru")
+        history.refresh()
+        await pilot.pause()
+        await settled(pilot, shown)
+        assert [repr(list(s)) for s in history._render_cache.lines] == _whole_render(history)
+        assert "Ставки раунда" in screen_text(app)
