@@ -790,9 +790,7 @@ class Lobby:
             raise Refusal("table_full", N_("that table is not waiting for players; you may watch"))
         if len(table.seats) >= table.size:
             raise Refusal("table_full", N_("every seat is taken"))
-        if client.owner is not None and any(
-            seat.owner == client.owner and seat.sid != client.id for seat in table.seats
-        ):
+        if client.owner is not None and any(seat.owner == client.owner for seat in table.seats):
             # a second session plays as its account (issue 13): one account, one seat a game
             raise Refusal("bad_command", N_("you already sit at this table, from another session"))
         table.sit(client.id, client.name, client.owner)

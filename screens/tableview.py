@@ -80,16 +80,17 @@ def title_line(tr: Translator, table: protocol.TableState) -> str:
                 tr._("{option}: {value}", option=calza, value=_calza_mode(tr, options.calza))
             )
     else:
-        fixed = [status_word(tr, table.status)]
-    for watching in _watchers(tr, table):  # names before rule words, then a count
-        for kept in range(len(fixed), -1, -1):
-            rest = fixed[len(fixed) - kept :] if table.game is not None else fixed
-            title = " · ".join([*parts, *rest, watching])
+        parts.append(status_word(tr, table.status))
+        fixed = []  # a waiting table's status stays
+    # the widest that fits: who watches (names, else how many, else nobody), with as many
+    # rule words as there is room for (the preset gives way first)
+    for watching in (*_watchers(tr, table), None):
+        tail = [watching] if watching is not None else []
+        for first in range(len(fixed) + 1):
+            title = " · ".join([*parts, *fixed[first:], *tail])
             if len(title) <= TITLE_WIDTH:
                 return title
-    while table.game is not None and fixed and len(" · ".join(parts + fixed)) > TITLE_WIDTH:
-        fixed.pop(0)
-    return " · ".join(parts + fixed)
+    return " · ".join(parts)
 
 
 def _watchers(tr: Translator, table: protocol.TableState) -> list[str]:
