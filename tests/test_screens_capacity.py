@@ -10,6 +10,7 @@ import msgspec
 import pytest
 from textual import events
 from textual.app import App
+from textual.screen import Screen
 
 from perudo_ssh import protocol as P
 from perudo_ssh.rules import observe
@@ -22,6 +23,7 @@ from screens.app import make_app
 from screens.chat import ChatInput, ChatLines
 from screens.create import CreateTableDialog
 from screens.footer import Footer
+from screens.help import HelpScreen
 from screens.lobby import LobbyScreen
 from screens.shared import PartialBackground, QuietInput
 from screens.table import TableScreen
@@ -704,3 +706,52 @@ async def test_a_bid_draws_again_only_the_rows_it_changed_and_they_are_as_a_whol
         await settled(pilot, shown)
         assert [repr(list(s)) for s in history._render_cache.lines] == _whole_render(history)
         assert "Ставки раунда" in screen_text(app)
+
+
+async def test_a_dialog_opens_with_one_styling_and_no_layout_of_the_screen_under_it() -> None:
+    """`install_quiet_resume`: opening the create dialog or the help restyles none of the
+    nodes just mounted and lays the lobby under it out no more (it was laid out again at the
+    size it had, by the new screen's first `Resize`); every node then has exactly the rules
+    a whole restyle gives, and the terminal shows exactly a whole repaint. Closing it shows
+    the lobby as it was."""
+    install_drawing_savers()
+    session = FakeSession()
+    app = make_app(session)
+    session.feed(P.Welcome(name="ana"), lobby_state(summary(1), summary(2)))
+    shown = Shown(app, SIZE)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "c Create table" in screen_text(app))
+        await settled(pilot, shown)
+        lobby = app.screen
+        lobby_layouts: list[int] = []
+        original = lobby._refresh_layout
+
+        def counted_layout(*args, **kwargs):
+            if app.screen is not lobby:  # under the dialog
+                lobby_layouts.append(1)
+            return original(*args, **kwargs)
+
+        lobby._refresh_layout = counted_layout
+        restyled: list[object] = []  # the screens restyled whole
+        update_nodes = app.stylesheet.update_nodes
+
+        def counted(nodes, animate=False):
+            nodes = list(nodes)
+            restyled.extend(node for node in nodes if isinstance(node, Screen))
+            return update_nodes(nodes, animate=animate)
+
+        app.stylesheet.update_nodes = counted
+        for key, kind in (("c", CreateTableDialog), ("question_mark", HelpScreen)):
+            restyled.clear()
+            await pilot.press(key)
+            await wait_until(pilot, lambda kind=kind: isinstance(app.screen, kind))
+            await settled(pilot, shown)
+            dialog = app.screen
+            assert restyled == [], kind  # no whole restyle
+            assert lobby_layouts == [], kind
+            styled = _rules_of(dialog)
+            app.stylesheet.update(dialog)  # a whole restyle of the dialog
+            assert _rules_of(dialog) == styled, kind
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: app.screen is lobby)
+            await settled(pilot, shown)

@@ -22,11 +22,12 @@ from typing import Any, TextIO
 import textual.app
 from rich.color import ColorSystem
 from rich.console import Console
+from textual import events
 from textual._compositor import Compositor
 from textual.cache import FIFOCache
 from textual.css.stylesheet import Stylesheet
 from textual.dom import DOMNode
-from textual.geometry import Region
+from textual.geometry import Region, Size
 from textual.screen import Screen
 from textual.strip import Strip
 
@@ -211,6 +212,45 @@ def install_quiet_focus() -> None:
     the descriptor's own repaint; the watcher and the focus chain are unchanged. Idempotent."""
     focused = Screen.__dict__["focused"]
     focused._repaint = False
+
+
+def install_quiet_resume() -> None:
+    """Show a screen once when it opens, not three times (issue 10).
+
+    Opening a dialog (create, help, a profile) made Textual lay it out and draw it whole,
+    then draw it whole again, then lay out both it and the screen under it once more - three
+    whole-screen passes of the same picture (~60 ms of the create dialog's ~300 ms here):
+    - a screen's first `ScreenResume` restyles every node of it, though each was styled as
+      it was mounted a moment before (later changes of class or pseudo-class restyle their
+      nodes themselves); only a screen shown again is restyled;
+    - the resume lays the screen out when its size changed (the first time, from nothing),
+      which draws it whole, and then asks for a whole repaint anyway: not after a layout;
+    - that first layout sends the screen a `Resize` (it was "shown"), and the screen lays
+      itself and the screens under it out again at the size they already have: a screen
+      already laid out at a size, with no layout pending, is not laid out again at it.
+    What the screens show is unchanged (tests compare every frame and every node's styles
+    with a whole repaint and a whole restyle). Idempotent."""
+    resume = Screen._on_screen_resume
+    if getattr(resume, "perudo_quiet", False):
+        return
+    resized = Screen._screen_resized
+
+    def screen_resume(self: Screen[Any], event: events.ScreenResume) -> None:
+        if self.stack_updates == 0:  # first shown: every node was styled as it was mounted
+            event.refresh_styles = False
+        laid_out = self._compositor.size
+        resume(self, event)
+        if self._compositor.size != laid_out and self.is_current and not self.app._batch_count:
+            self._repaint_required = False  # the layout has just drawn the whole screen
+
+    def screen_resized(self: Screen[Any], size: Size) -> None:
+        if self._compositor.size == size and not self._layout_required:
+            return
+        resized(self, size)
+
+    screen_resume.perudo_quiet = True  # type: ignore[attr-defined]
+    Screen._on_screen_resume = screen_resume  # type: ignore[method-assign]
+    Screen._screen_resized = screen_resized  # type: ignore[method-assign]
 
 
 def install_quiet_background() -> None:
@@ -417,6 +457,7 @@ def install_drawing_savers() -> None:
     install_shared_css()
     install_lazy_strip_caches()
     install_quiet_focus()
+    install_quiet_resume()
     install_quiet_background()
     install_front_renders()
     install_reused_component_nodes()
