@@ -65,7 +65,8 @@ with `--keep`, else copied beside the current directory as bench-load-N.*). `--k
 the temp dirs (server log, database, keys).
 
 Screen texts keyed on (these break if the UI's words change): `welcome, NAME`, `Create a
-table`, `Seats N … Bots N`, `Waiting for`, the lobby's detail line `#ID NAME's table`, `NAME
+table`, `Seats N … Bots N`, `Waiting for`, the lobby's detail line and the table's title
+`Table ID · NAME's table`, `NAME
 (you)`, `Your dice`, `Your turn`, `Current bid: C×F by NAME` / `N pacos`, `dice in play`,
 `Press Space`, `Game over`, `Table chat · Esc closes`, footers `⏎ Say`, `esc Back to keys`,
 `c Create table`.
@@ -332,8 +333,8 @@ def token(rng: random.Random) -> str:
 
 CURRENT_BID = re.compile(r"Current bid: (?:(\d+)×(\d)|(\d+) pacos?) by")
 DICE_IN_PLAY = re.compile(r"(\d+) dice in play")
-TABLE_ID = re.compile(r"^ #(\d+) ")
-LOBBY_DETAIL = re.compile(r"^ #(\d+) (\S+)'s table", re.MULTILINE)
+TABLE_ID = re.compile(r"^ Table (\d+) · ")
+LOBBY_DETAIL = re.compile(r"^ Table (\d+) · (\S+)'s table", re.MULTILINE)
 
 
 def lobby_screen(text: str) -> bool:

@@ -39,14 +39,15 @@ log = logging.getLogger(__name__)
 
 PAGE = 100
 """Games read from the store at a time."""
-PLAYERS_WIDTH = 24
+PLAYERS_WIDTH = 18
 """Columns of the players cell: with the others, a line fits 80 columns."""
-COLUMN_KEYS = ("date", "preset", "players", "place", "rated", "change")
+COLUMN_KEYS = ("game", "date", "preset", "players", "place", "rated", "change")
 
 
 def column_labels(tr: Translator) -> tuple[str, ...]:
     """The headings of the history list, in `COLUMN_KEYS` order."""
     return (
+        tr.p_("history column", "Game"),
         tr.p_("history column", "Date"),
         tr.p_("history column", "Preset"),
         tr.p_("history column", "Players"),
@@ -58,8 +59,10 @@ def column_labels(tr: Translator) -> tuple[str, ...]:
 
 def history_row(game: GameSummary, change: int | None) -> tuple[str | Text, ...]:
     """The cells of one game's line, in `COLUMN_KEYS` order: names as plain text (never
-    markup); `change` the rating change (None: the game did not rate this player)."""
+    markup); `change` the rating change (None: the game did not rate this player). The game's
+    number first: the one `record N` takes (issue 13: not the table's number in the lobby)."""
     return (
+        str(game.id),
         day(game.finished),
         game.preset,
         Text(cut(", ".join(game.players), PLAYERS_WIDTH)),

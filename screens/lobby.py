@@ -70,14 +70,15 @@ def table_row(table: protocol.TableSummary, tr: Translator | None = None) -> tup
 
 def table_detail(table: protocol.TableSummary, tr: Translator | None = None) -> Text:
     """The line under the list about the chosen table: its whole name, its turn timer and
-    how many of its players are disconnected (issue 5), e.g. `#2 ana's table · turn timer
-    60 s · 1 player disconnected` (the name as plain text, no markup)."""
+    how many of its players are disconnected (issue 5), e.g. `Table 2 · ana's table · turn
+    timer 60 s · 1 player disconnected` (the name as plain text, no markup; "Table 2", not a
+    bare number, as games kept have numbers of their own, issue 13)."""
     tr = tr if tr is not None else translator("en")
     if table.turn_seconds:
         timer = tr._("turn timer {time}", time=duration(tr, table.turn_seconds))
     else:
         timer = tr._("no turn timer")
-    line = Text(f"#{table.id} {table.name} · {timer}")
+    line = Text(" · ".join((tr._("Table {id}", id=table.id), table.name, timer)))
     if table.away:
         away = tr.n_("{n} player disconnected", "{n} players disconnected", table.away)
         line.append(" · ")

@@ -239,6 +239,16 @@ class TableScreen(RoundsScreen):
         line = self._bid_line if clock is None else Content.assemble(clock, " · ", self._bid_line)
         self._drawn.put("#current-bid", line)
 
+    def _draw_title(self, table: protocol.TableState) -> None:
+        """The title bar, as wide as the screen allows (at least `tableview.TITLE_WIDTH`)."""
+        width = max(tableview.TITLE_WIDTH, self.size.width - 2)
+        self._drawn.put("#table-title", tableview.title_line(self.tr, table, width))
+
+    def on_resize(self, event: events.Resize) -> None:
+        """A wider or narrower terminal: the title fits its rule words to the new width."""
+        if self._table is not None:
+            self._draw_title(self._table)
+
     def _draw(self, table: protocol.TableState) -> None:
         game = table.game
         bid_input = self.query_one(BidInput)
@@ -254,7 +264,7 @@ class TableScreen(RoundsScreen):
         )
         self.set_mode(not playing, "-idle")
         tr = self.tr
-        self._drawn.put("#table-title", tableview.title_line(tr, table))
+        self._draw_title(table)
         banner = tableview.banner_line(tr, table, None if waiting else game)
         self.query_one("#banner", Static).display = banner is not None
         self._drawn.put("#banner", banner or "")

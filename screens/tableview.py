@@ -30,7 +30,8 @@ def seat_names(tr: Translator, table: protocol.TableState) -> list[str]:
 
 
 TITLE_WIDTH = 78
-"""Columns for the title: an 80-column terminal less the title's padding."""
+"""Columns for the title at least: an 80-column terminal less the title's padding (a wider
+screen gives it its width)."""
 
 
 def _calza_mode(tr: Translator, mode: str) -> str:
@@ -56,13 +57,15 @@ def status_word(tr: Translator, status: str) -> str:
     return status
 
 
-def title_line(tr: Translator, table: protocol.TableState) -> str:
-    """`#3 ana's table · round 2 · 9 dice in play · bank ¤31 · classic · calza: off`: what
+def title_line(tr: Translator, table: protocol.TableState, width: int = TITLE_WIDTH) -> str:
+    """`Table 3 · ana's table · round 2 · 9 dice in play · bank ¤31 · classic · calza: off`: what
     changes during the game comes first (the bank of a table with stakes too, RULES.md §6);
-    when that is too wide for `TITLE_WIDTH` columns, the preset's name goes first, then the
+    when that is too wide for `width` columns, the preset's name goes first, then the
     calza mode (the help page has the table's rules in full). Who watches comes last, where
-    there is room (`_watchers`)."""
-    parts = [f"#{table.id} {table.name}"]
+    there is room (`_watchers`); when even the rest is too wide, the table's name is cut
+    (`…`)."""
+    # "Table 3", never a bare "#3": the games kept are numbered apart (`record`, issue 13)
+    parts = [tr._("Table {id}", id=table.id), table.name]
     if table.me is None:
         parts.append(tr._("watching"))
     game = table.game
@@ -88,8 +91,12 @@ def title_line(tr: Translator, table: protocol.TableState) -> str:
         tail = [watching] if watching is not None else []
         for first in range(len(fixed) + 1):
             title = " · ".join([*parts, *fixed[first:], *tail])
-            if len(title) <= TITLE_WIDTH:
+            if len(title) <= width:
                 return title
+    title = " · ".join(parts)
+    if len(title) > width:  # what changes during the game stays whole: the name is cut
+        room = max(8, len(table.name) - (len(title) - width))
+        parts[1] = table.name[: room - 1] + "…"
     return " · ".join(parts)
 
 

@@ -348,7 +348,7 @@ async def test_no_hidden_die_reaches_anyone_but_its_owner_before_the_reveal(
         ben.conn.abort()
         await until(lambda: table.seats[b].away, "ben's seat held")
         await ben_again.connect(server.port, "ben", ben_key)
-        await ben_again.wait_for(lambda t: f"#{table.id} " in t)
+        await ben_again.wait_for(lambda t: f"Table {table.id} · " in t)
         assert table.seats[b].sid is not None and not table.seats[b].away
         await asyncio.gather(play_on(ana, calzone=True), play_on(ben_again, calzone=True))
         await cyd.wait_for(lambda t: "Game over" in t)

@@ -300,7 +300,7 @@ async def test_a_player_cut_off_mid_turn_keeps_the_seat_a_bot_stands_in_and_they
 
         # ben logs in again with the same key: straight back at his seat
         await ben_again.connect(server.port, "ben", ben_key)
-        text = await ben_again.wait_for(lambda t: f"#{table.id} ana's table" in t)
+        text = await ben_again.wait_for(lambda t: f"Table {table.id} · ana's table" in t)
         assert "welcome, ben" not in text  # the table screen, not the lobby
         seat = table.seats[b]
         assert seat.sid is not None and not seat.bot and not seat.away

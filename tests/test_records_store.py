@@ -165,7 +165,10 @@ async def test_records_and_record_over_ssh_give_your_games_and_nobody_elses(
     for key, number in ((ben_key, game_id), (ana_key, "999"), (ana_key, "0")):
         refused = await run(port, key, f"record {number}", "ben")
         assert (refused.exit_status, refused.stdout) == (1, "")
-        assert refused.stderr == f"Game {number} is not one of your games (see: records).\n"
+        assert refused.stderr == (
+            f"Game {number} is not one of your games. `records` lists yours with their game "
+            "numbers (a table's number in the lobby is not a game number).\n"
+        )
     for number in ("../../etc/passwd", "-1", "１", "9" * 30):
         refused = await run(port, ana_key, f"record {number}")
         assert (refused.exit_status, refused.stdout) == (1, "")
@@ -174,6 +177,9 @@ async def test_records_and_record_over_ssh_give_your_games_and_nobody_elses(
         refused = await run(port, ana_key, command)
         assert refused.exit_status == 1 and refused.stdout == "", command
         assert refused.stderr.startswith("perudo-ssh does not run that command."), command
+        assert "record GAME (one of them as JSON, by its game number; a table's number" in (
+            refused.stderr
+        )
 
 
 async def test_subsystems_stay_refused_with_a_store(stored_server: StoredServer):

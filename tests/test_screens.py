@@ -116,6 +116,22 @@ async def test_create_dialog_overrides_calza_and_cancels():
         ]
 
 
+async def test_the_table_title_names_the_table_and_fits_the_terminal_width():
+    """Issue 13, item 10: the title says "Table 1" (games kept have numbers of their own);
+    at 80 columns the preset's name gives way to a long table name, and a wider terminal
+    shows every word, redrawn as it is resized."""
+    session = FakeSession()
+    app = await start(session, table_state(observe(rolled(), 0), name="a table name of 20 c"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        first = "Table 1 · a table name of 20 c · round 1 · 15 dice in play"
+        await wait_until(pilot, lambda: f" {first} · calza: off " in screen_text(app))
+        await pilot.resize_terminal(200, 50)
+        await wait_until(pilot, lambda: f"{first} · classic · calza: off" in screen_text(app))
+        await pilot.resize_terminal(80, 24)
+        await wait_until(pilot, lambda: "classic" not in screen_text(app).splitlines()[0])
+
+
 async def test_table_shows_own_dice_and_no_one_elses():
     session = FakeSession()
     evil = "[@click=app.quit]evil[/]"  # a table name is the player's own text, not markup
@@ -128,7 +144,8 @@ async def test_table_shows_own_dice_and_no_one_elses():
         assert "│ 2 │" in text and "║ 1 ║" in text and "│ 6 │" in text  # ana: 2 4 4 1 6
         assert text.count("┌───┐") + text.count("╔═══╗") == 5  # her five dice, no others
         assert "│ 5 │" not in text and "│ 3 │" not in text  # ben's and carl's faces
-        assert "15 dice in play" in text and "classic" in text and "calza: off" in text
+        # at 80 columns the preset's name gives way to the table's number and a long name
+        assert "Table 1 · " in text and "15 dice in play" in text and "calza: off" in text
         session.feed(table_state(observe(rolled(), None), me=None))
         await pilot.pause()
         text = screen_text(app)

@@ -194,11 +194,11 @@ async def test_history_lists_your_games_newest_first_with_place_and_rating_chang
             lines = lines_of(app)
             assert lines[0].strip() == "Games of ana"
             assert [line.split() for line in lines[1:5]] == [
-                ["Date", "Preset", "Players", "Place", "Rated", "Rating", "±"],
-                ["2023-11-16", "classic", "ana,", "ben,", "cyd", "2/3", "–"],
-                ["2023-11-15", "classic", "ana,", "ben", "1/2", "✓", f"{change2:+d}"],
-                ["2023-11-14", "classic", "ana,", "ben,", "cyd", "2/3", "✓", f"{change1:+d}"],
-            ]
+                ["Game", "Date", "Preset", "Players", "Place", "Rated", "Rating", "±"],
+                ["3", "2023-11-16", "classic", "ana,", "ben,", "cyd", "2/3", "–"],
+                ["2", "2023-11-15", "classic", "ana,", "ben", "1/2", "✓", f"{change2:+d}"],
+                ["1", "2023-11-14", "classic", "ana,", "ben,", "cyd", "2/3", "✓", f"{change1:+d}"],
+            ]  # the game's number first: the one `ssh ... record N` takes (issue 13)
             assert change1 < 0 < change2  # lost to ben, then beat him
             assert lines[-2].strip() == "3 games · Enter replays the chosen one"
             assert lines[-1].split() == [
@@ -496,7 +496,8 @@ async def test_the_screens_follow_a_language_switch(tmp_path):
             await pilot.pause()
             lines = lines_of(app)
             assert lines[0].strip() == fr._("Games of {name}", name="ana")
-            assert lines[1].split()[:2] == [
+            assert lines[1].split()[:3] == [
+                fr.p_("history column", "Game"),
                 fr.p_("history column", "Date"),
                 fr.p_("history column", "Preset"),
             ]

@@ -133,20 +133,24 @@ def test_the_title_says_who_watches_where_there_is_room():
     nine = table_state(state, name="ana's table", spectators=tuple(f"watcher{i}" for i in range(9)))
     fr, ru = translator("fr"), translator("ru")
     expected = {
-        (EN, two): "#1 ana's table · round 1 · 15 dice in play · calza: off · watched by spy, tom",
-        (
-            EN,
-            nine,
-        ): "#1 ana's table · round 1 · 15 dice in play · classic · calza: off · 9 watching",
-        (fr, two): "#1 ana's table · manche 1 · 15 dés en jeu · regardée par spy, tom",
-        (fr, nine): "#1 ana's table · manche 1 · 15 dés en jeu · calza : non · 9 spectateurs",
-        (ru, two): "#1 ana's table · раунд 1 · 15 костей в игре · calza: выкл · смотрят: spy, tom",
-        (ru, nine): "#1 ana's table · раунд 1 · 15 костей в игре · calza: выкл · 9 зрителей",
+        (EN, two): "Table 1 · ana's table · round 1 · 15 dice in play · watched by spy, tom",
+        (EN, nine): "Table 1 · ana's table · round 1 · 15 dice in play · calza: off · 9 watching",
+        (fr, two): "Table 1 · ana's table · manche 1 · 15 dés en jeu · regardée par spy, tom",
+        (fr, nine): (
+            "Table 1 · ana's table · manche 1 · 15 dés en jeu · calza : non · 9 spectateurs"
+        ),
+        (ru, two): "Стол 1 · ana's table · раунд 1 · 15 костей в игре · смотрят: spy, tom",
+        (ru, nine): "Стол 1 · ana's table · раунд 1 · 15 костей в игре · calza: выкл · 9 зрителей",
     }
     for (tr, table), title in expected.items():
         assert tableview.title_line(tr, table) == title
         assert len(title) <= 78
+    wide = tableview.title_line(EN, two, width=118)  # a wider terminal: every word
+    assert wide == (
+        "Table 1 · ana's table · round 1 · 15 dice in play · classic · calza: off"
+        " · watched by spy, tom"
+    )
     waiting = table_state(None, status="waiting", name="ana's table", spectators=("spy",))
-    assert tableview.title_line(EN, waiting) == "#1 ana's table · waiting · watched by spy"
+    assert tableview.title_line(EN, waiting) == "Table 1 · ana's table · waiting · watched by spy"
     alone = table_state(state, name="ana's table")  # nobody watching: as before
     assert tableview.title_line(EN, alone).endswith("15 dice in play · classic · calza: off")

@@ -416,18 +416,20 @@ async def test_the_lobby_says_the_chosen_tables_timer_and_who_is_away():
         grid = app.screen.query_one("#tables", DataTable)
         await wait_until(pilot, lambda: grid.row_count == 2)
         await pilot.pause()
-        assert text_of(app, "#lobby-hint") == "#1 table 1 · turn timer 60 s"
+        assert text_of(app, "#lobby-hint") == "Table 1 · table 1 · turn timer 60 s"
         await pilot.press("down")
-        await wait_until(pilot, lambda: "#2" in text_of(app, "#lobby-hint"))
-        assert text_of(app, "#lobby-hint") == "#2 table 2 · no turn timer · 2 players disconnected"
+        await wait_until(pilot, lambda: "Table 2" in text_of(app, "#lobby-hint"))
+        assert text_of(app, "#lobby-hint") == (
+            "Table 2 · table 2 · no turn timer · 2 players disconnected"
+        )
         session.feed(lobby_state(summary(1, turn_seconds=60)))  # the chosen table closes
         await wait_until(pilot, lambda: grid.row_count == 1)
         await wait_until(
-            pilot, lambda: text_of(app, "#lobby-hint") == "#1 table 1 · turn timer 60 s"
+            pilot, lambda: text_of(app, "#lobby-hint") == "Table 1 · table 1 · turn timer 60 s"
         )
     ru = translator("ru")
     assert str(table_detail(summary(3, turn_seconds=300, away=1), ru)) == (
-        "#3 table 3 · таймер хода 5 мин · 1 игрок отключён"
+        "Стол 3 · table 3 · таймер хода 5 мин · 1 игрок отключён"
     )
 
 

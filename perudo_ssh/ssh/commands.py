@@ -48,8 +48,9 @@ With 32**8 codes, an address then guesses a given live code once in about 10**11
 no limit one client tried some 500 a second (and every try is a write to the database)."""
 
 USAGE = N_(
-    "perudo-ssh does not run that command. It knows only: records (your games), "
-    "record ID (one of them as JSON), link CODE (link this key to your account). "
+    "perudo-ssh does not run that command. It knows only: records (your games and their "
+    "game numbers), record GAME (one of them as JSON, by its game number; a table's number "
+    "in the lobby is not one), link CODE (link this key to your account). "
     "To play, connect with plain `ssh ...`."
 )
 NEEDS_KEY = N_(
@@ -200,7 +201,13 @@ async def _record(
     game = await store.game(number)
     # someone else's game and no game at all read the same: ids say nothing about others
     if game is None or account is None or game.seat_of(account.id) is None:
-        return _refuse(tr._("Game {game} is not one of your games (see: records).", game=number))
+        return _refuse(
+            tr._(
+                "Game {game} is not one of your games. `records` lists yours with their game "
+                "numbers (a table's number in the lobby is not a game number).",
+                game=number,
+            )
+        )
     return CommandResult(stdout=game.record + "\n", stderr="", status=0)
 
 
