@@ -121,10 +121,20 @@ class RerollDialog(PartialBackground, ModalScreen[tuple[int, ...] | None]):
             self._draw()
 
     def _draw(self) -> None:
+        """The dice, each picked one in colour and marked `✓` (seen without colour too,
+        issue 13), then what is set aside and what is re-rolled, in words."""
         parts: list[tuple[str, str] | str] = []
         for i, face in enumerate(self._hidden):
-            style = "bold reverse $accent" if i in self._picked else ""
-            parts += [f"{i + 1}:", (f"[{face}]", style), "  "]
+            picked = i in self._picked
+            style = "bold reverse $accent" if picked else ""
+            parts += [f"{i + 1}:", (f"[{face}]", style), "✓ " if picked else "  "]
+        if self._picked:
+            shown = " ".join(str(self._hidden[i]) for i in sorted(self._picked))
+            rerolled = " ".join(
+                str(face) for i, face in enumerate(self._hidden) if i not in self._picked
+            )
+            parts += ["\n", self._tr._("Set aside: {shown} · re-rolled: {rerolled}",
+                                       shown=shown, rerolled=rerolled or "–")]  # fmt: skip
         self.query_one("#reroll-dice", Static).update(Content.assemble(*parts))
         hint = self._tr._("Number keys pick dice; keep at least one hidden. Enter to confirm.")
         if self._planning:

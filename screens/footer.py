@@ -118,16 +118,29 @@ class Footer(Widget, can_focus=False):
         return shared_lines(self, ("footer", self.keys), crop, super().render_lines)
 
     def _keys(self) -> tuple[Key, ...]:
-        """The keys to show now: one per action (its first binding), in binding order."""
+        """The keys to show now: one per action (its first binding), in binding order; the
+        actions the screen lists in `FOOTER_WHEN_ROOM` only while the line has room for
+        them (the last of them given up first)."""
         seen: set[str] = set()
         keys: list[Key] = []
+        optional: list[int] = []  # where the keys shown only with room are
+        when_room = getattr(self.screen, "FOOTER_WHEN_ROOM", ())
         for _node, binding, enabled, _tooltip in self.screen.active_bindings.values():
             if not binding.show or binding.action in seen:
                 continue
             seen.add(binding.action)
             label = describe(self, binding) if binding.description else ""
+            if binding.action in when_room:
+                optional.append(len(keys))
             keys.append((binding.key, self.app.get_key_display(binding), label, enabled))
+        width = self.size.width or self.app.size.width
+        while optional and self._spans_of(tuple(keys))[-1][1] > width:
+            del keys[optional.pop()]
         return tuple(keys)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """A wider or narrower line: the keys shown only with room come or go."""
+        self._bindings_changed(self.screen)
 
     def render(self) -> Text:
         key_style = self.get_component_rich_style("footer-key--key")

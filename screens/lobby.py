@@ -104,16 +104,20 @@ class LobbyScreen(Screen[None]):
         Binding("c", "create", N_("Create table")),
         Binding("j", "join", N_("Join"), key_display="j/⏎"),
         Binding("s", "spectate", N_("Watch")),
-        # your games, the best players, you, your keys (issue 4): the history screen's footer
-        # shows the other three, the lobby's has no room for them
+        # your games, the best players, you, your keys (issue 4); the footer shows the last
+        # three where it has room for them (not at 80 columns in English: the history
+        # screen's footer shows them too)
         Binding("h", "history", N_("History")),
-        Binding("l", "leaderboard", N_("Leaders"), show=False),
-        Binding("p", "profile", N_("Profile"), show=False),
-        Binding("k", "account", N_("Account"), show=False),
+        Binding("l", "leaderboard", N_("Leaders")),
+        Binding("p", "profile", N_("Profile")),
+        Binding("k", "account", N_("Account")),
         Binding("m", "chat", N_("Chat"), show=False),  # the pane's title says so
         Binding("f2", "app.language", N_("Language"), key_display="F2"),
         Binding("q", "app.quit", N_("Quit")),
     ]
+
+    FOOTER_WHEN_ROOM = ("leaderboard", "profile", "account")
+    """Actions whose keys the footer shows only where the line has room (issue 13)."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -61,6 +62,8 @@ NAME_WIDTH = 14
 """Columns of a name in the cups."""
 MOVER_WIDTH = 12
 """Columns of a name in the moves list (its panel is 34 columns wide)."""
+MOVES_WIDTH = 31
+"""Columns of a line of the moves list: its panel's 34 less its padding and border."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +142,9 @@ def move_text(tr: Translator, terms: Terms, action: Action) -> str:
         case DeclareCalzone():
             return terms.calzone
         case Reroll(reveal=reveal):
-            return tr._("{reroll}: {faces}", reroll=terms.reroll, faces=" ".join(map(str, reveal)))
+            # the faces held together (no-break spaces): a long line wraps before them
+            faces = "\u00a0".join(map(str, reveal))
+            return tr._("{reroll}: {faces}", reroll=terms.reroll, faces=faces)
     return ""
 
 
@@ -172,16 +177,26 @@ def moves_lines(
     tr: Translator, terms: Terms, replay: Replay, index: int, names: Sequence[str]
 ) -> list[Content]:
     """The moves of frame `index`'s round up to it, oldest first, the last one in bold; the
-    round's opener first."""
+    round's opener first. A move too long for `MOVES_WIDTH` goes on under itself, at the
+    column of the moves (`show and reroll:` / `4 4`), so each line is one line of the panel."""
     frame = replay.frames[index]
     start = index - frame.step
     opener = replay.frames[start].state.opener
     lines = [Content(tr._("{name} opens", name=names[opener]))]
+    indent = " " * (MOVER_WIDTH + 1)
     for i in range(start + 1, index + 1):
         action = replay.frames[i].action
         assert action is not None and not isinstance(action, Roll)
-        line = f"{names[action.seat][:MOVER_WIDTH]:<{MOVER_WIDTH}} {move_text(tr, terms, action)}"
-        lines.append(Content.styled(line, "bold") if i == index else Content(line))
+        mover = f"{names[action.seat][:MOVER_WIDTH]:<{MOVER_WIDTH}} "
+        wrapped = textwrap.wrap(
+            move_text(tr, terms, action),
+            MOVES_WIDTH,
+            initial_indent=mover,
+            subsequent_indent=indent,
+            break_long_words=True,
+        )
+        for line in wrapped or [mover.rstrip()]:
+            lines.append(Content.styled(line, "bold") if i == index else Content(line))
     return lines
 
 

@@ -72,7 +72,10 @@ def title_line(tr: Translator, table: protocol.TableState, width: int = TITLE_WI
     if game is not None:
         options = game.options
         if game.phase != "over":  # at the end the bank is the winner's: the dialog says so
-            parts.append(tr._("round {n}", n=game.round_index + 1))
+            # between rounds (the reveal shown, the next roll not made yet) the round is the
+            # one just revealed, not the next (issue 13)
+            between = game.phase == "rolling" and game.last is not None
+            parts.append(tr._("round {n}", n=game.round_index + (0 if between else 1)))
             parts.append(tr.n_("{n} die in play", "{n} dice in play", game.dice_in_play))
             if game.tokens is not None:
                 parts.append(tr._("bank ¤{bank}", bank=game.tokens.bank))

@@ -47,6 +47,27 @@ async def start(session: FakeSession, *events: P.Event):
     return app
 
 
+async def test_the_lobby_footer_shows_leaders_profile_and_account_where_there_is_room():
+    """Issue 13, item 12: `l`, `p` and `k` work in the lobby; its footer names them when the
+    line has room (not at 80 columns in English; at 200, and again after a resize), in the
+    player's language."""
+    session = FakeSession()
+    app = await start(session, lobby_state(summary(1)))
+    base = "c Create table  j/⏎ Join  s Watch  h History"
+    extra = "l Leaders  p Profile  k Account"
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: base in screen_text(app))
+        footer = screen_text(app).splitlines()[-1]
+        assert f"{base}  F2 Language  q Quit" in footer and "Leaders" not in footer
+        await pilot.resize_terminal(200, 50)
+        want = f"{base}  {extra}  F2 Language  q Quit  ? Help"
+        await wait_until(pilot, lambda: want in screen_text(app).splitlines()[-1])
+        await pilot.press("f2")  # French: the words change, the keys stay
+        await wait_until(pilot, lambda: "l Classement" in screen_text(app).splitlines()[-1])
+        await pilot.resize_terminal(80, 24)
+        await wait_until(pilot, lambda: " l " not in screen_text(app).splitlines()[-1])
+
+
 async def test_lobby_shows_tables_and_updates_rows_in_place():
     session = FakeSession()
     app = await start(session, lobby_state(summary(1), summary(2, status="playing", free=0)))
@@ -388,7 +409,11 @@ async def test_club_show_and_reroll_picks_dice_to_set_aside():
         assert "r Reroll" in text and "j Jonti" not in text and "c Calza" not in text
         await pilot.press("r")
         await wait_until(pilot, lambda: isinstance(app.screen, RerollDialog))
-        await pilot.press("1", "3", "enter")
+        await pilot.press("1", "3")
+        # picked dice are marked, not only coloured (issue 13), and said in words
+        await wait_until(pilot, lambda: "1:[2]✓ 2:[4]  3:[4]✓ " in screen_text(app))
+        assert "Set aside: 2 4 · re-rolled: 4 " in screen_text(app)
+        await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
         assert session.sent == [P.ShowAndReroll(reveal=(2, 4))]
 

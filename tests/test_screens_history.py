@@ -264,6 +264,41 @@ def test_replay_frames_come_from_the_engine_one_per_roll_and_action():
     assert replay.frames[5].state.results[-1].special == "palifico"  # the call's reveal
 
 
+def test_a_long_move_goes_on_under_itself_at_the_moves_column():
+    """Issue 13, item 12: "show and reroll: 4 4" wrapped in the replay's moves panel,
+    anywhere; a move too long for its 31 columns now goes on under the moves' column, each
+    line one line of the panel (in English, French and Russian)."""
+    from types import SimpleNamespace
+
+    from perudo_ssh.rules import Reroll
+    from screens.replay import MOVES_WIDTH, moves_lines
+
+    state = SimpleNamespace(opener=0)
+    reroll = Reroll(seat=1, reveal=(4, 4, 4, 4), new_faces=(2,))
+    frames = [
+        SimpleNamespace(step=0, state=state, action=None),
+        SimpleNamespace(step=1, state=state, action=PlaceBid(seat=0, bid=Bid(3, 4))),
+        SimpleNamespace(step=2, state=state, action=reroll),
+    ]
+    replay = SimpleNamespace(frames=frames)
+    club = options_for("club")
+    for language in ("en", "fr", "ru"):
+        tr = translator(language)
+        lines = [c.plain for c in moves_lines(tr, tr.terms(club), replay, 2, ("ana", "bot-Diego"))]
+        assert all(len(line) <= MOVES_WIDTH for line in lines), lines
+        assert lines[1] == "ana          3×4", lines
+        words = " ".join(" ".join(lines[2:]).split())  # split() takes no-break spaces too
+        said = tr._("{reroll}: {faces}", reroll=tr.terms(club).reroll, faces="4 4 4 4")
+        assert words == f"bot-Diego {said}", lines
+        assert lines[-1].replace("\u00a0", " ").endswith(" 4 4 4 4"), lines  # faces together
+        assert all(line.startswith(" " * 13) for line in lines[3:]), lines
+    english = moves_lines(translator("en"), translator("en").terms(club), replay, 2, ("a", "b"))
+    assert [c.plain.replace("\u00a0", " ") for c in english[2:]] == [
+        "b            show and reroll:",
+        " " * 13 + "4 4 4 4",
+    ]
+
+
 def test_a_damaged_record_replays_up_to_its_fault():
     record, _ = calza_game()
     rounds = list(record.rounds)

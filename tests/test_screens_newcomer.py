@@ -154,3 +154,21 @@ def test_the_title_says_who_watches_where_there_is_room():
     assert tableview.title_line(EN, waiting) == "Table 1 · ana's table · waiting · watched by spy"
     alone = table_state(state, name="ana's table")  # nobody watching: as before
     assert tableview.title_line(EN, alone).endswith("15 dice in play · classic · calza: off")
+
+
+async def test_between_rounds_the_title_names_the_round_revealed_not_the_next():
+    """Issue 13, item 12: while the reveal of round 1 shows (the next roll not made yet),
+    the title said "round 2" above it; it says "round 1" until round 2 is rolled."""
+    called = call(bid(rolled(), 0, 3, 4), 1)  # ben calls dudo on ana's 3×4: round 1 ends
+    assert called.phase == "rolling"
+    title = tableview.title_line(EN, table_state(observe(called, 0)))
+    assert " · round 1 · " in title and "round 2" not in title
+    session = FakeSession()
+    app = make_app(session)
+    session.feed(P.Welcome(name="ana"), table_state(observe(called, 0)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: "Press Space" in screen_text(app))
+        first_line = screen_text(app).splitlines()[0]
+        assert " · round 1 · " in first_line
+    rolled_again = apply(called, Roll(dice=((1, 2, 3, 4, 5), (2, 3, 4, 5), (6, 6, 5, 4, 3))))
+    assert " · round 2 · " in tableview.title_line(EN, table_state(observe(rolled_again, 0)))
