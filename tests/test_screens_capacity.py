@@ -755,3 +755,24 @@ async def test_a_dialog_opens_with_one_styling_and_no_layout_of_the_screen_under
             await pilot.press("escape")
             await wait_until(pilot, lambda: app.screen is lobby)
             await settled(pilot, shown)
+
+
+async def test_a_notification_takes_the_hint_line_above_the_footer_and_hides_nothing_else():
+    """Issue 13, item 5: a notification shows on the one line of key hints above the footer
+    (a second line only for a long one), not as a four-line block over the chat, the bid's
+    legality hint or a dialog's buttons; the hint is back once it goes."""
+    session = FakeSession()
+    app = make_app(session)
+    session.feed(P.Welcome(name="ana"), lobby_state(summary(1)))
+    shown = Shown(app, SIZE)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_until(pilot, lambda: "c Create table" in screen_text(app))
+        await settled(pilot, shown)
+        before = list(shown.screen.display)
+        hint = before[22]
+        assert hint.startswith(" Type a line, Enter to say it")
+        app.notify("The name ana is now yours: log in with this key to keep it.", timeout=2)
+        await wait_until(pilot, lambda: "now yours" in shown.screen.display[22])
+        rows = list(shown.screen.display)
+        assert rows[:22] == before[:22] and rows[23] == before[23]  # nothing else hidden
+        await wait_until(pilot, lambda: shown.screen.display[22] == hint, timeout=8.0)
