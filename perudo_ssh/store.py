@@ -180,7 +180,13 @@ CREATE TABLE name_counters (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
+# A player's settings (issue 13, "your turn, when you are elsewhere"): whether the terminal
+# rings and its title says so when it becomes their turn while they read the rules or chat.
+_V6 = """
+ALTER TABLE accounts ADD COLUMN turn_bell INTEGER NOT NULL DEFAULT 1;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
 """`MIGRATIONS[i]` takes a database from schema version i to i + 1. Append only: a released
 script never changes (a database out there already ran it)."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -910,6 +916,20 @@ class Store:
             _fetchone, "SELECT id, name FROM accounts WHERE name_key = ?", (name.casefold(),)
         )
         return _account(row)
+
+    async def turn_bell(self, account_id: int) -> bool:
+        """Whether `account_id` wants the bell and the terminal title when it becomes their
+        turn while they are elsewhere (issue 13); True for an account not found."""
+        row = await self._run(
+            _fetchone, "SELECT turn_bell FROM accounts WHERE id = ?", (account_id,)
+        )
+        return row is None or bool(row["turn_bell"])
+
+    async def set_turn_bell(self, account_id: int, on: bool) -> None:
+        """Keep `account_id`'s choice of `turn_bell`."""
+        await self._run(
+            _execute, "UPDATE accounts SET turn_bell = ? WHERE id = ?", (int(on), account_id)
+        )
 
     async def keys_of(self, account_id: int) -> list[KeyInfo]:
         """The keys that sign in as `account_id`, oldest first."""

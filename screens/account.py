@@ -40,6 +40,7 @@ class AccountScreen(PartialBackground, ModalScreen[None]):
     BINDINGS = [
         Binding("escape,enter", "close", N_("Close"), key_display="Esc"),
         Binding("n", "new_code", N_("New code")),
+        Binding("b", "turn_bell", N_("Bell on your turn")),
     ]
 
     def __init__(self) -> None:
@@ -62,6 +63,15 @@ class AccountScreen(PartialBackground, ModalScreen[None]):
     def _account(self) -> Account | None:
         return getattr(self.app, "account", None)
 
+    def _bell_line(self, tr: Translator) -> str:
+        """Whether the terminal rings on your turn when you are elsewhere (issue 13)."""
+        if getattr(self.app, "turn_bell", True):
+            return tr._(
+                "Bell on your turn: on. When it becomes your turn while you read the rules "
+                "or chat, the terminal rings and its title says so (b: turn it off)."
+            )
+        return tr._("Bell on your turn: off (b: turn it on).")
+
     def _texts(self) -> tuple[str, str, str]:
         """The title, the body and the hint, in the app's language."""
         tr: Translator = self.app.tr  # type: ignore[attr-defined]
@@ -72,7 +82,9 @@ class AccountScreen(PartialBackground, ModalScreen[None]):
                 tr._(
                     "You play as a guest. Log in with an SSH key to keep your name and your "
                     "games, and to link your other computers' keys."
-                ),
+                )
+                + "\n\n"
+                + self._bell_line(tr),
                 tr._("Esc: close"),
             )
         title = tr._("Account: {name}", name=account.name)
@@ -101,6 +113,7 @@ class AccountScreen(PartialBackground, ModalScreen[None]):
             lines.append(f"    ssh … link {show_code(self._code)}")
             lines.append("")
             lines.append(tr._("The code works once."))
+        lines += ["", self._bell_line(tr)]
         return title, "\n".join(lines), tr._("Esc: close · n: new code")
 
     def compose(self) -> ComposeResult:
@@ -141,6 +154,14 @@ class AccountScreen(PartialBackground, ModalScreen[None]):
             self._code = None
             self.retranslate()
             self.run_worker(self._load(), exclusive=True, exit_on_error=False)
+
+    def action_turn_bell(self) -> None:
+        """`b`: the bell and title on your turn, on or off (kept with the account)."""
+        app = self.app
+        set_turn_bell = getattr(app, "set_turn_bell", None)
+        if set_turn_bell is not None:
+            set_turn_bell(not getattr(app, "turn_bell", True))
+            self.retranslate()
 
     def action_close(self) -> None:
         self.dismiss(None)

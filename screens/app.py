@@ -144,6 +144,11 @@ class PerudoApp(App[str | None]):
         self.farewell: str | None = None
         self._kept_notices: set[tuple[str, str]] = set()  # people's words: see notify_words
         """Why the lobby ended the session (its `Goodbye`, translated), once it has."""
+        self.turn_bell = True
+        """Whether the terminal rings and its title says so when it becomes this player's
+        turn while they are elsewhere (`turn_alert`); the account dialog's `b`, kept with an
+        account (`Store.turn_bell`)."""
+        self._turn_title = False  # the terminal's title says "your turn" (pushed)
 
     # ---- lifecycle -----------------------------------------------------------------------
 
@@ -155,12 +160,62 @@ class PerudoApp(App[str | None]):
             every = min(IDLE_CHECK_SECONDS, self.lobby_idle_timeout)
             self.set_interval(every, self.check_lobby_idle)
         self.run_worker(self._receive(), name="lobby-events", exit_on_error=False)
+        if self.store is not None and self.account is not None:
+            self.run_worker(self._read_turn_bell(), name="turn-bell", exit_on_error=False)
         if self.arrival_notice is not None:
             text, args = self.arrival_notice
             self.notify(say(self.tr, text, args), markup=False, timeout=ARRIVAL_SECONDS)
 
     def on_unmount(self) -> None:
         self.detach()
+
+    # ---- your turn, when you are elsewhere (issue 13) ------------------------------------
+
+    async def _read_turn_bell(self) -> None:
+        """The account's `turn_bell` choice (the store works in its own thread)."""
+        assert self.store is not None and self.account is not None
+        try:
+            self.turn_bell = await self.store.turn_bell(self.account.id)
+        except Exception:
+            log.exception("could not read the turn bell of account %s", self.account.id)
+
+    def set_turn_bell(self, on: bool) -> None:
+        """Turn the bell and title on your turn on or off; kept with the account (a guest's
+        choice lasts the session)."""
+        self.turn_bell = on
+        if not on:
+            self.turn_alert(False)
+        store, account = self.store, self.account
+        if store is not None and account is not None:
+
+            async def keep() -> None:
+                try:
+                    await store.set_turn_bell(account.id, on)
+                except Exception:
+                    log.exception("could not keep the turn bell of account %s", account.id)
+
+            self.run_worker(keep(), name="turn-bell", exit_on_error=False)
+
+    def turn_alert(self, on: bool) -> None:
+        """`on`: it has just become your turn while you are elsewhere (the rules, the help,
+        the table chat): the terminal rings (BEL) and its title says "Your turn ·
+        perudo-ssh" (the terminal's own title pushed first: xterm's window ops, which
+        terminals without them ignore) - unless `turn_bell` is off. `off`: the title is
+        the terminal's own again. Idempotent."""
+        if on and not self.turn_bell:
+            return
+        if on == self._turn_title:
+            return
+        self._turn_title = on
+        driver = self._driver
+        if on:
+            self.bell()
+            title = self.tr._("Your turn · perudo-ssh")
+            text = f"\x1b[22;0t\x1b]2;{title}\x07"  # push the title, then set it
+        else:
+            text = "\x1b[23;0t"  # pop: the title the terminal had
+        if driver is not None:
+            driver.write(text)
 
     def detach(self) -> None:
         """Leave the lobby (close the lobby session; a seat then follows the disconnect

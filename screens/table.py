@@ -118,6 +118,7 @@ class TableScreen(RoundsScreen):
         self._composer = BidComposer()
         self._error: str | None = None
         self._offered: tuple[bool | None, ...] = ()
+        self._my_turn = False  # whether the last table state was this player's turn
         self._drawn = DrawnTexts(self)
         self._reroll_plan: tuple[int, ...] = ()  # dice to show right after this turn's bid
         self._reroll_dialog: RerollDialog | None = None
@@ -204,6 +205,41 @@ class TableScreen(RoundsScreen):
         self._arrived = self._clock()
         if self._live:
             self._draw(table)
+        self._follow_turn(table)
+
+    def _follow_turn(self, table: protocol.TableState) -> None:
+        """Ring and title the terminal when it becomes this player's turn while they are
+        elsewhere (`PerudoApp.turn_alert`, issue 13): the help or the rules over the table,
+        the table chat open; the title goes back when the turn passes or they are back."""
+        game = table.game
+        mine = (
+            game is not None
+            and game.me is not None
+            and game.phase == "bidding"
+            and game.turn == game.me
+        )
+        became, self._my_turn = mine and not self._my_turn, mine
+        alert = getattr(self.app, "turn_alert", None)
+        if alert is None:
+            return
+        if became and self._elsewhere():
+            alert(True)
+        elif not mine:
+            alert(False)
+
+    def _elsewhere(self) -> bool:
+        """Whether the player is not looking at the table: a screen over it, or its chat."""
+        return self.app.screen is not self or self.has_class("-chat")
+
+    def on_screen_resume(self) -> None:
+        """Back at the table from a screen over it."""
+        self._back_at_table()
+
+    def _back_at_table(self) -> None:
+        """The player looks at the table again: the terminal's title is its own again."""
+        alert = getattr(self.app, "turn_alert", None)
+        if alert is not None:
+            alert(False)
 
     @property
     def _clock(self) -> Callable[[], float]:
@@ -532,6 +568,7 @@ class TableScreen(RoundsScreen):
             self.set_mode(False, "-chat")
             if isinstance(self.focused, ChatInput):
                 self.set_focus(None)
+            self._back_at_table()
         else:
             self.set_mode(True, "-chat")
             chat.redraw()
@@ -541,6 +578,7 @@ class TableScreen(RoundsScreen):
         event.stop()
         self.set_mode(False, "-chat")
         self.set_focus(None)
+        self._back_at_table()
 
     def action_add_bot(self) -> None:
         self.post_message(Send(protocol.AddBot()))

@@ -566,3 +566,28 @@ async def test_the_create_dialog_sends_whether_the_table_is_rated():
         (command,) = session.sent
         assert isinstance(command, P.CreateTable) and command.rated is False
         assert P.CreateTable().rated is True
+
+
+async def test_the_bell_on_your_turn_is_kept_with_the_account(tmp_path):
+    """Issue 13: `b` in the account dialog turns the bell on your turn off, in the store;
+    the next session of the account starts with it off, and `b` turns it on again."""
+    store, ana, _ = await seeded(tmp_path)
+
+    async def one_session(before: bool) -> None:
+        _, app = start(store, ana)
+        async with app.run_test(size=SIZE) as pilot:
+            await open_screen(pilot, app, "k", AccountScreen)
+            await wait_until(pilot, lambda: app.turn_bell is before)
+            word = "on" if before else "off"
+            await wait_until(pilot, lambda: f"Bell on your turn: {word}" in screen_text(app))
+            await pilot.press("b")
+            await wait_until(pilot, lambda: app.turn_bell is not before)
+            await wait_until(pilot, lambda: len(app.workers) <= 1)  # kept: the worker ended
+
+    try:
+        await one_session(before=True)
+        assert await store.turn_bell(ana.id) is False
+        await one_session(before=False)
+        assert await store.turn_bell(ana.id) is True
+    finally:
+        await store.close()

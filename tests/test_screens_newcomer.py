@@ -172,3 +172,64 @@ async def test_between_rounds_the_title_names_the_round_revealed_not_the_next():
         assert " · round 1 · " in first_line
     rolled_again = apply(called, Roll(dice=((1, 2, 3, 4, 5), (2, 3, 4, 5), (6, 6, 5, 4, 3))))
     assert " · round 2 · " in tableview.title_line(EN, table_state(observe(rolled_again, 0)))
+
+
+async def test_your_turn_rings_and_titles_the_terminal_when_you_are_elsewhere():
+    """Issue 13, "your turn, when you are elsewhere": it becomes ana's turn while she reads
+    the help: the terminal rings (BEL) and its title says so, and is its own again when she
+    is back; at the table itself nothing rings; the table chat open counts as elsewhere;
+    turned off in the account dialog (`b`), nothing rings."""
+    from screens.account import AccountScreen
+    from screens.help import HelpScreen
+
+    session = FakeSession()
+    app = make_app(session)
+    first = rolled(opener=1)  # ben opens; ana (seat 0) plays third
+    ours = bid(bid(first, 1, 2, 4), 2, 3, 4)
+    session.feed(P.Welcome(name="ana"), table_state(observe(first, 0)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        table = app.screen
+        written: list[str] = []  # what went to the terminal about its title
+        rung: list[int] = []
+        write = app._driver.write  # type: ignore[union-attr]
+
+        def spy(text: str) -> None:
+            if "[22;0t" in text or "[23;0t" in text:
+                written.append(text)
+            write(text)
+
+        app._driver.write = spy  # type: ignore[union-attr,method-assign]
+        app.bell = lambda: rung.append(1)  # type: ignore[method-assign]
+
+        async def turn_comes(elsewhere: bool) -> None:
+            session.feed(table_state(observe(first, 0)))
+            await pilot.pause()
+            session.feed(table_state(observe(ours, 0)))
+            await wait_until(pilot, lambda: table._my_turn)
+            await pilot.pause()
+
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await turn_comes(elsewhere=True)
+        assert rung == [1]
+        assert written == ["\x1b[22;0t\x1b]2;Your turn · perudo-ssh\x07"]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is table)
+        await wait_until(pilot, lambda: written[-1:] == ["\x1b[23;0t"])  # its own title
+        written.clear()
+        await turn_comes(elsewhere=False)  # looking at the table: nothing rings
+        assert rung == [1] and written == []
+        await pilot.press("t")  # the table chat open: elsewhere
+        await wait_until(pilot, lambda: table.has_class("-chat"))
+        await turn_comes(elsewhere=True)
+        assert rung == [1, 1]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: written[-1:] == ["\x1b[23;0t"])
+        app.push_screen(AccountScreen())
+        await wait_until(pilot, lambda: "Bell on your turn: on" in screen_text(app))
+        await pilot.press("b")
+        await wait_until(pilot, lambda: "Bell on your turn: off" in screen_text(app))
+        assert app.turn_bell is False
+        await turn_comes(elsewhere=True)  # under the account dialog, but turned off
+        assert rung == [1, 1]
