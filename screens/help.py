@@ -63,6 +63,7 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("r", N_("{reroll}: set dice aside face up, reroll the rest (club, with a bid)")),
         ("l / Esc", N_("leave the table (asks first mid-game)")),
         ("t", N_("open the table's chat (Esc closes it)")),
+        ("g", N_("the rounds so far, newest first (PgUp/PgDn scroll, g or Esc closes)")),
     )),
     (N_("Turn timer and connection"), (
         ("0:42", N_("the time left to move; then a move is made for the player")),

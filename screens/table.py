@@ -41,6 +41,7 @@ from screens.footer import Footer
 from screens.messages import Send
 from screens.mounting import composed
 from screens.reveal import RevealPanel
+from screens.roundlog import RoundLog, round_log_lines
 from screens.rounds import RoundsScreen
 from screens.shared import SharedStatic
 from screens.widgets import BidHistory, CupsPanel, DiceRow, DrawnTexts
@@ -48,7 +49,7 @@ from screens.wording import bid_refusal, call_refusal, call_word, no_raise
 
 # during a reveal, the keys the footer still offers (leave, the app's help) do their job;
 # any other key closes the reveal (Escape too: it leaves a table only once the reveal is gone)
-_KEYS_DURING_REVEAL = {"l", "question_mark", "t", "i", "f2"}
+_KEYS_DURING_REVEAL = {"l", "question_mark", "t", "g", "pageup", "pagedown", "i", "f2"}
 # the keys of moves: pressed as a round ends (a call of someone else's came first), they must
 # not close the reveal unseen, so they do nothing until the reveal is closed
 _MOVE_KEYS = {
@@ -57,6 +58,7 @@ _MOVE_KEYS = {
 }  # fmt: skip
 # the actions whose keys come and go with the table's state (see `check_action`)
 _OFFERED: tuple[tuple[str, tuple[object, ...]], ...] = (
+    ("round_log", ()),
     ("add_bot", ()),
     ("start", ()),
     ("focus_bid", ()),
@@ -79,6 +81,7 @@ class TableScreen(RoundsScreen):
         "-idle": ("#bid-input",),
         "-reveal": ("#middle", "#reveal", "#bid-input"),
         "-chat": ("#table-chat",),
+        "-log": ("#round-log",),
     }
     """The screen's mode classes and the nodes perudo.tcss styles by them (`set_mode`)."""
 
@@ -110,6 +113,10 @@ class TableScreen(RoundsScreen):
         Binding("l,escape", "leave", N_("Leave"), key_display="l"),
         # the table's chat opens over the bids and closes again; listed in the help
         Binding("t", "chat", N_("Chat"), show=False),
+        # the round log (issue 13) opens over the bids too; PgUp/PgDn scroll it
+        Binding("g", "round_log", N_("Rounds")),
+        Binding("pageup", "scroll_log(-1)", show=False),
+        Binding("pagedown", "scroll_log(1)", show=False),
     ]
 
     def __init__(self) -> None:
@@ -148,6 +155,7 @@ class TableScreen(RoundsScreen):
             yield Static(id="status")
             yield BidInput(placeholder=self._placeholder(), id="bid-input")
         yield ChatPane("table", id="table-chat")
+        yield RoundLog(id="round-log")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -331,6 +339,8 @@ class TableScreen(RoundsScreen):
         tr = self.tr
         self.query_one(CupsPanel).show(tableview.cups(tr, table, game, self._elapsed()))
         self.query_one(BidHistory).show(tableview.history_lines(tr, table, game))
+        if self.has_class("-log"):
+            self._draw_round_log()
         # with a turn clock, the clock says whose turn it is (at the line's start)
         turn = table.clock is None or game.phase != "bidding"
         self._bid_line = tableview.current_bid_line(tr, table, game, with_turn=turn)
@@ -404,6 +414,10 @@ class TableScreen(RoundsScreen):
             return t is not None and t.status == "waiting" and self._is_creator()
         if action in ("leave", "chat"):
             return True
+        if action in ("round_log", "scroll_log"):  # a game begun: its rounds, when ended
+            if game is None or (t is not None and t.status == "waiting"):
+                return False
+            return bool(game.rounds) or self.has_class("-log")
         if self.has_class("-reveal"):  # any key but leave and help closes it first
             return False
         if game is None or game.me is None or (t is not None and t.status == "waiting"):
@@ -443,6 +457,11 @@ class TableScreen(RoundsScreen):
         is not allowed now (its binding is disabled or hidden: jonti, say, is offered only
         while RULES.md §5 allows it, and its key says why not)."""
         if isinstance(self.focused, ChatInput):  # typing a chat line: the keys are its own
+            return
+        if event.key == "escape" and self.has_class("-log"):  # closes the log, not the table
+            event.stop()
+            event.prevent_default()
+            self.action_round_log()
             return
         if self.has_class("-reveal"):
             if event.key in _KEYS_DURING_REVEAL:
@@ -560,6 +579,33 @@ class TableScreen(RoundsScreen):
         self._reroll_dialog = RerollDialog(hidden, planning=planning)
         self.app.push_screen(self._reroll_dialog, chosen)
 
+    def _draw_round_log(self) -> None:
+        game, table = self.game, self._table
+        if game is None or table is None:
+            return
+        tr = self.tr
+        lines = round_log_lines(tr, self.terms, game.rounds, tableview.seat_names(tr, table))
+        title = tr._("Rounds · g closes · PgUp/PgDn")
+        self.query_one(RoundLog).show(title, lines)
+
+    def action_round_log(self) -> None:
+        """`g`: open the round log over the bids (the table chat gives way), or close it."""
+        if self.has_class("-log"):
+            self.set_mode(False, "-log")
+        else:
+            if self.has_class("-chat"):
+                self.action_chat()
+            self._draw_round_log()
+            self.set_mode(True, "-log")
+            self.query_one(RoundLog).scroll_home(animate=False)
+        self._refresh_keys()
+
+    def action_scroll_log(self, pages: int) -> None:
+        """PgUp / PgDn: scroll the open round log a page."""
+        log = self.query_one(RoundLog)
+        if self.has_class("-log"):
+            log.scroll_page_down(animate=False) if pages > 0 else log.scroll_page_up(animate=False)
+
     def action_chat(self) -> None:
         """`t`: open the table's chat, the cursor on its line; `t` (from the table's keys)
         or Escape (from the line) closes it."""
@@ -570,6 +616,8 @@ class TableScreen(RoundsScreen):
                 self.set_focus(None)
             self._back_at_table()
         else:
+            if self.has_class("-log"):
+                self.set_mode(False, "-log")
             self.set_mode(True, "-chat")
             chat.redraw()
             chat.focus_input()

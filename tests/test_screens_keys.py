@@ -112,7 +112,7 @@ async def test_a_spectator_leaves_with_l_during_a_reveal():
         session.feed(table_state(observe(call(state, 1), None), me=None))
         await wait_until(pilot, lambda: app.screen.has_class("-reveal"))
         await pilot.pause()
-        assert footer_text(app).split() == ["l", "Leave", "?", "Help"]
+        assert footer_text(app).split() == ["l", "Leave", "g", "Rounds", "?", "Help"]
         await pilot.press("l")
         await pilot.pause()
         assert session.sent == [P.LeaveTable()]
@@ -128,7 +128,8 @@ async def test_during_a_reveal_the_footer_keys_work_and_any_other_key_closes_it(
         session.feed(table_state(observe(call(state, 1), 1), me=1))
         await wait_until(pilot, lambda: app.screen.has_class("-reveal"))
         await pilot.pause()
-        assert footer_text(app).split() == ["l", "Leave", "?", "Help"]  # no moves offered
+        # no moves offered
+        assert footer_text(app).split() == ["l", "Leave", "g", "Rounds", "?", "Help"]
         table = app.screen
         await pilot.press("question_mark")
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))

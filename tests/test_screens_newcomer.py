@@ -233,3 +233,36 @@ async def test_your_turn_rings_and_titles_the_terminal_when_you_are_elsewhere():
         assert app.turn_bell is False
         await turn_comes(elsewhere=True)  # under the account dialog, but turned off
         assert rung == [1, 1]
+
+
+async def test_the_round_log_tells_the_rounds_before_newest_first_and_closes_again():
+    """Issue 13, "the round log during play": `g` opens over the bids every finished round
+    in words, newest first (who called what on whom, the tally), also for a player who
+    arrives mid-game; Escape closes it without leaving the table; it follows the language.
+    Before any round has ended it is not offered."""
+    session = FakeSession()
+    app = make_app(session)
+    first = rolled()
+    session.feed(P.Welcome(name="ana"), table_state(observe(first, 0)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        table = app.screen
+        assert "g Rounds" not in screen_text(app).splitlines()[-1]  # no round ended yet
+        one = call(bid(first, 0, 3, 4), 1)  # round 1: ben calls dudo on ana's 3×4
+        two = apply(one, Roll(dice=((1, 2, 3, 4, 5), (2, 3, 4, 5), (6, 6, 5, 4, 3))))
+        two = call(bid(two, two.turn, 2, 6), (two.turn + 1) % 3)  # round 2
+        session.feed(table_state(observe(two, 0)))
+        await wait_until(pilot, lambda: "Press Space" in screen_text(app))
+        await pilot.press("space")
+        await wait_until(pilot, lambda: "g Rounds" in screen_text(app).splitlines()[-1])
+        await pilot.press("g")
+        await wait_until(pilot, lambda: table.has_class("-log"))
+        text = screen_text(app)
+        assert "Rounds · g closes" in text
+        assert text.index("Round 2: Dudo!") < text.index("Round 1: Dudo!")  # newest first
+        assert "ben called Dudo on ana's 3×4" in text.replace("\n", " ").replace("│", "")
+        await pilot.press("f2")  # French
+        await wait_until(pilot, lambda: "Manche 2" in screen_text(app))
+        await pilot.press("escape")  # closes the log; the table stays
+        await wait_until(pilot, lambda: not table.has_class("-log"))
+        assert app.screen is table and session.sent == [P.Ready(round=1)]

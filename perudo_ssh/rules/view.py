@@ -7,6 +7,8 @@ A seat sees its own hidden dice; nobody sees another seat's hidden dice until th
 
 from __future__ import annotations
 
+import msgspec
+
 from perudo_ssh.rules.engine import (
     calza_fault,
     calzone_fault,
@@ -48,7 +50,9 @@ class GameView(Base, frozen=True):
 
     `seats` in seat order; `bids` the round's bids so far; `wild` whether pacos are wild this
     round; `may_change_face` whether `me` may change face in this special round; `last` the
-    previous round's result (with every hand revealed), or None."""
+    previous round's result (with every hand revealed), or None; `rounds` every finished
+    round's result, oldest first, without the hands (the round log, issue 13: who called
+    what on whom, what was counted, who lost or gained a die - public once revealed)."""
 
     options: Options
     me: int | None
@@ -68,6 +72,7 @@ class GameView(Base, frozen=True):
     last: RoundResult | None
     choices: Choices
     may_change_face: bool = False
+    rounds: tuple[RoundResult, ...] = ()
 
 
 def _choices(state: State, me: int) -> Choices:
@@ -120,6 +125,12 @@ def observe(state: State, me: int | None) -> GameView:
         winner=state.winner,
         tokens=state.tokens,
         last=state.results[-1] if state.results else None,
+        rounds=_without_hands(state.results),
         choices=Choices() if me is None else _choices(state, me),
         may_change_face=me is not None and state.special is not None and may_change_face(state, me),
     )
+
+
+def _without_hands(results: tuple[RoundResult, ...]) -> tuple[RoundResult, ...]:
+    """`results` with no hands: the round log (`GameView.rounds`)."""
+    return tuple(msgspec.structs.replace(result, hands=()) for result in results)
