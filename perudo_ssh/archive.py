@@ -34,8 +34,12 @@ from perudo_ssh.table import GameLog, Table
 
 log = logging.getLogger(__name__)
 
-AfterGame = Callable[[Store, int, NewGame, Verdict], Awaitable[None]]
-"""Called once a finished game is stored: `(store, game_id, game, verdict)`."""
+RatingChanges = Mapping[int, tuple[str, int, int]]
+"""What a rated game did to ratings: by account id, (name, before, after) in shown points."""
+
+AfterGame = Callable[[Store, int, NewGame, Verdict], Awaitable[RatingChanges | None]]
+"""Called once a finished game is stored: `(store, game_id, game, verdict)`; returns the
+rating changes it made (None or empty: none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +75,13 @@ def places(
 
 class GameArchive:
     """Stores the games a lobby finishes into `store`; `after_game` (if given) runs once each
-    is stored — the ratings update."""
+    is stored — the ratings update — and `on_rated(table_id, changes)` (if set) is told
+    what it changed (the lobby's `Lobby.rated`: issue 13)."""
 
     def __init__(self, store: Store, after_game: AfterGame | None = None) -> None:
         self.store = store
         self.after_game = after_game
+        self.on_rated: Callable[[int, RatingChanges], None] | None = None
         self._accounts: dict[int, Account] = {}  # lobby session id -> its account
         self._pending: set[asyncio.Task[int | None]] = set()
         self._last: asyncio.Task[int | None] | None = None  # stored in the order they finish
@@ -103,7 +109,9 @@ class GameArchive:
         rated = bool(getattr(table, "rated", False))
         key = getattr(table, "save_key", None)
         task = asyncio.get_running_loop().create_task(
-            self._store(game, seats, table.options.preset, rated, time.time(), self._last, key),
+            self._store(
+                game, seats, table.options.preset, rated, time.time(), self._last, key, table.id
+            ),
             name=f"store game of table {table.id}",
         )
         self._last = task
@@ -124,6 +132,7 @@ class GameArchive:
         finished: float,
         previous: asyncio.Task[int | None] | None = None,
         save_key: int | None = None,
+        table_id: int | None = None,
     ) -> int | None:
         try:
             record = game.to_record()
@@ -165,7 +174,9 @@ class GameArchive:
             game_id = await self.store.add_game(new, forget=save_key)
             log.info("stored game %d: %s", game_id, ", ".join(record.players))
             if self.after_game is not None:
-                await self.after_game(self.store, game_id, new, verdict)
+                changes = await self.after_game(self.store, game_id, new, verdict)
+                if changes and self.on_rated is not None and table_id is not None:
+                    self.on_rated(table_id, changes)
             return game_id
         except Exception:
             log.exception("could not store a finished game")

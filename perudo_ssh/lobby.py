@@ -49,7 +49,7 @@ from perudo_ssh.i18n import N_
 from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import Moderation
 from perudo_ssh.session import Disconnected, FromSession, LobbySession
-from perudo_ssh.table import GameLog, Refusal, Table
+from perudo_ssh.table import NEW_RATING, GameLog, Refusal, Table
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +128,15 @@ class _Stop:
 
 
 @dataclass(frozen=True, slots=True)
+class _Rated:
+    """A game of table `table` was rated: `changes` each account's (name, before, after)
+    in shown points, by account id (`Lobby.rated`)."""
+
+    table: int
+    changes: Mapping[int, tuple[str, int, int]]
+
+
+@dataclass(frozen=True, slots=True)
 class _SaveRetry:
     """Time to try again a save that failed (`Lobby._save`): the batch this message ends
     writes what is still unwritten."""
@@ -185,6 +194,9 @@ class Lobby:
         self.moderation = moderation if moderation is not None else Moderation()
         self.persist = persist
         self.timer_scale = timer_scale
+        # the shown rating of each rated account, by account id (issue 13): set by the
+        # server from its store (None: no store, nobody is rated), kept by `rated`
+        self.ratings: dict[int, int] | None = None
         # table id -> (the game log saved, its save key): one key per game (`_save`)
         self._saving: dict[int, tuple[GameLog, int]] = {}
         self._save_keys = itertools.count(1)
@@ -283,6 +295,14 @@ class Lobby:
         await self._task
         await self.moderation.drain()  # the audit rows, bans and mutes are all written
 
+    def rated(self, table: int, changes: Mapping[int, tuple[str, int, int]]) -> None:
+        """A game of table `table` was rated (called by the archive once it stored and rated
+        the game, from outside the actor): `changes` by account id, (name, rating before,
+        rating after) in shown points. The actor keeps the new ratings (the lobby's online
+        list and the tables show them) and, while that table still shows the game over,
+        everyone at it gets the changes (`TableState.rating_changes`; issue 13)."""
+        self._inbox.put_nowait(_Rated(table, dict(changes)))
+
     def connect(
         self,
         name: str,
@@ -375,6 +395,8 @@ class Lobby:
                 self._on_timer(tid, slot, key)
             case _SaveRetry():
                 self._retry = None  # the batch this message ends saves again
+            case _Rated():
+                self._on_rated(message)
             case _:
                 raise TypeError(f"not an inbox message: {message!r}")
 
@@ -556,12 +578,36 @@ class Lobby:
                 return
             self._settle_drops()
 
+    def _on_rated(self, rated: _Rated) -> None:
+        if self.ratings is None:
+            self.ratings = {}
+        for account, (_name, _before, after) in rated.changes.items():
+            self.ratings[account] = after
+        table = self.tables.get(rated.table)
+        if table is not None and table.status == "over":
+            table.rating_changes = tuple(
+                protocol.RatingChange(name=name, before=before, after=after)
+                for name, before, after in rated.changes.values()
+            )
+        for table in self.tables.values():  # the seats show the new ratings
+            if any(seat.owner is not None and not seat.bot for seat in table.seats):
+                self._changed[table.id] = None
+
+    def _rating(self, client: _Client) -> int | None:
+        """`client`'s shown rating: None for a guest or with no store."""
+        if self.ratings is None or client.account_id is None:
+            return None
+        return self.ratings.get(client.account_id, NEW_RATING)
+
     def _flush_lobby(self) -> None:
         """Send the lobby list to sessions in the lobby: to all if it changed, else only to
-        those that just arrived there."""
+        those that just arrived there. The online names come sorted, each with its rating
+        (`LobbyState.ratings`)."""
+        online = sorted((c.name, self._rating(c)) for c in self._clients.values() if not c.dropped)
         state = protocol.LobbyState(
             tables=tuple(self.tables[t].summary() for t in sorted(self.tables)),
-            online=tuple(sorted(c.name for c in self._clients.values() if not c.dropped)),
+            online=tuple(name for name, _ in online),
+            ratings=tuple(rating for _, rating in online) if self.ratings is not None else (),
         )
         if state != self._lobby_sent:
             targets = [c for c in self._clients.values() if c.table is None]
@@ -598,9 +644,13 @@ class Lobby:
         for seat in table.humans():
             client = self._clients.get(table.seats[seat].sid)  # type: ignore[arg-type]
             if client is not None:
-                self._send(client, table.table_state(seat, names, paused, clock, grace))
+                self._send(
+                    client, table.table_state(seat, names, paused, clock, grace, self.ratings)
+                )
         if table.spectators:
-            data = protocol.encode(table.table_state(None, names, paused, clock, grace))
+            data = protocol.encode(
+                table.table_state(None, names, paused, clock, grace, self.ratings)
+            )
             for sid in table.spectators:
                 if sid in self._clients:
                     self._deliver(self._clients[sid], data)

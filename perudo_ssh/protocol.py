@@ -283,10 +283,15 @@ class Welcome(Message, frozen=True, tag=True):
 
 
 class LobbyState(Message, frozen=True, tag=True):
-    """The lobby: every table and who is online (names, sorted)."""
+    """The lobby: every table and who is online (names, sorted).
+
+    `ratings`: beside `online`, name for name, each one's rating in points
+    (`perudo_ssh.ratings.ordinal`, rounded; None for a guest, who has no account); empty
+    from a sender that does not say (issue 13)."""
 
     tables: tuple[TableSummary, ...]
     online: tuple[str, ...]
+    ratings: tuple[int | None, ...] = ()
 
 
 class SeatInfo(Message, frozen=True):
@@ -301,6 +306,18 @@ class SeatInfo(Message, frozen=True):
     bot: bool
     away: bool = False
     grace: float | None = None
+    rating: int | None = None
+    """The seated account's rating in points (`perudo_ssh.ratings.ordinal`, rounded; 1000
+    before its first rated game); None for a bot or a guest (issue 13)."""
+
+
+class RatingChange(Message, frozen=True):
+    """What a rated game did to one player's rating, in points (issue 13): `before` and
+    `after` rounded as shown, so `after - before` is the change shown (+14, −9)."""
+
+    name: str
+    before: int
+    after: int
 
 
 class TurnClock(Message, frozen=True):
@@ -356,6 +373,10 @@ class TableState(Message, frozen=True, tag=True):
     turn_seconds: int = 0
     grace_seconds: int = 0
     """The table's turn timer (0: none) and disconnect grace, in seconds."""
+    rating_changes: tuple[RatingChange, ...] = ()
+    """Once the game just over is rated: each account holder's rating before and after it
+    (issue 13); empty while it is being rated, for an unrated game, and once the next game
+    is set up."""
     unsaved: bool = False
     """The table's last changes could not be saved, so it takes no move until they are
     (issue 11). Never sent so: the lobby sends nothing of a table it could not save. The

@@ -26,7 +26,7 @@ from pathlib import Path
 import asyncssh
 
 from perudo_ssh import ratings
-from perudo_ssh.archive import GameArchive
+from perudo_ssh.archive import GameArchive, RatingChanges
 from perudo_ssh.i18n import language_of
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.lobby import Lobby
@@ -50,7 +50,9 @@ _RATING_LOCKS: weakref.WeakKeyDictionary[Store, asyncio.Lock] = weakref.WeakKeyD
 ratings (read, rate, write is one step)."""
 
 
-async def update_ratings(store: Store, game_id: int, game: NewGame, verdict: Verdict) -> None:
+async def update_ratings(
+    store: Store, game_id: int, game: NewGame, verdict: Verdict
+) -> RatingChanges | None:
     """The ratings hook: called once each finished game is stored as `game_id` (`game` as
     stored, `verdict` its referee's verdict).
 
@@ -60,9 +62,11 @@ async def update_ratings(store: Store, game_id: int, game: NewGame, verdict: Ver
     left: `GamePlayer.left_round`); bots and guests (no account) are left out
     of the ranking. Each account starts from its latest stored rating (`ratings.DEFAULT` for a
     newcomer); the new ones are written in one transaction, dated when the game finished.
-    An illegal or unfinished verdict rates nothing."""
+    An illegal or unfinished verdict rates nothing. Returns what it changed, by account
+    id: (name, before, after) in shown points (`ratings.ordinal`, rounded); None if the game
+    was not rated."""
     if not game.rated or not verdict.legal or verdict.winner is None:
-        return
+        return None
     account_of = {p.name: p.account_id for p in game.players}
     left = {p.name: p.left_round for p in game.players if p.left_round is not None}
     order = ratings.finishing_order(verdict, left)
@@ -79,14 +83,30 @@ async def update_ratings(store: Store, game_id: int, game: NewGame, verdict: Ver
                 ratings.DEFAULT if row is None else ratings.Rating(mu=row.mu, sigma=row.sigma)
             )
         if not ratings.is_rated(game.rated, before):
-            return
+            return None
         after = ratings.rate(before)
         new: dict[int, tuple[float, float]] = {}
-        for name, rating in zip(order, after, strict=True):
+        changes: dict[int, tuple[str, int, int]] = {}
+        for name, old, rating in zip(order, before, after, strict=True):
             account = account_of.get(name)
-            if rating is not None and account is not None:
+            if rating is not None and account is not None and old is not None:
                 new[account] = (rating.mu, rating.sigma)
+                changes[account] = (name, shown(old), shown(rating))
         await store.add_ratings(game_id, new, at=game.finished)
+    return changes
+
+
+def shown(rating: ratings.Rating) -> int:
+    """A rating as players see it, in whole points (`ratings.ordinal`, rounded)."""
+    return round(ratings.ordinal(rating))
+
+
+async def shown_ratings(store: Store) -> dict[int, int]:
+    """Every rated account's shown rating (`shown`), by account id: the lobby's start."""
+    return {
+        account.id: shown(ratings.Rating(mu=row.mu, sigma=row.sigma))
+        for account, row in await store.current_ratings()
+    }
 
 
 async def start_game_server(
@@ -111,6 +131,8 @@ async def start_game_server(
     a `persist`; issue 5, item 3); the caller closes the store after stopping the lobby and
     `archive.drain()`. The lobby's moderation then uses that store too (unless it has one):
     the bans and mutes in force are loaded before listening (raises what the store raises).
+    With an archive that rates games (`update_ratings`), the lobby shows every account's
+    rating beside its name and tells a table what its game did to them (issue 13).
 
     `admins` says which keys are admins' (none by default); bans are refused at login.
 
@@ -125,6 +147,10 @@ async def start_game_server(
     store = archive.store if archive is not None else None
     if archive is not None and lobby.on_game_over is None:
         lobby.on_game_over = archive.game_over
+        # ratings beside names, and what a game did to them (issue 13)
+        if archive.after_game is update_ratings:
+            lobby.ratings = await shown_ratings(archive.store)
+            archive.on_rated = lobby.rated
     moderation = lobby.moderation
     if store is not None and moderation.store is None:
         moderation.store = store

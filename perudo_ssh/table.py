@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import msgspec
@@ -174,6 +175,20 @@ def table_options(command: protocol.CreateTable) -> Options:
     return options
 
 
+NEW_RATING = 1000
+"""The rating shown for an account before its first rated game (`perudo_ssh.ratings`:
+`ordinal(DEFAULT)`)."""
+
+
+def rating_of(owner: str | None, ratings: Mapping[int, int] | None) -> int | None:
+    """The rating shown for a seat's `owner` (`Seat.owner`): its account's in `ratings` (by
+    account id), `NEW_RATING` for an account not yet rated; None for a key without an
+    account, a guest, or when `ratings` is None (no store: nobody is rated)."""
+    if ratings is None or owner is None or not owner.startswith("account:"):
+        return None
+    return ratings.get(int(owner.removeprefix("account:")), NEW_RATING)
+
+
 class Table:
     """A table: `size` seats, `status` "waiting", "playing" or "over".
 
@@ -209,6 +224,8 @@ class Table:
         self.grace_seconds = 0  # a disconnected player's seat held this long
         self.automatic: list[protocol.AutoMove] = []  # this game's moves made on timeout
         self.save_key: int | None = None  # this game's key in the store (set by the lobby)
+        # what the game just over did to its players' ratings, once rated (issue 13)
+        self.rating_changes: tuple[protocol.RatingChange, ...] = ()
 
     @classmethod
     def create(
@@ -508,6 +525,7 @@ class Table:
                 break
         opener = contenders[0]
         self.automatic = []
+        self.rating_changes = ()
         self.opening = tuple(rolls)
         self.state = new_game(self.options, self.size, opener)
         self.log = GameLog(
@@ -559,6 +577,7 @@ class Table:
         self.log = None
         self.opening = ()
         self.automatic = []
+        self.rating_changes = ()
         self.play_again.clear()
         self.ready.clear()
         self.epoch += 1
@@ -676,10 +695,13 @@ class Table:
         paused: bool = False,
         clock: protocol.TurnClock | None = None,
         grace: dict[int, float] | None = None,
+        ratings: Mapping[int, int] | None = None,
     ) -> protocol.TableState:
         """The table as `seat` (None: a spectator) may see it; `names` by session id;
         `paused` while an admin holds the table; `clock` the turn timer running; `grace`
-        the seconds left to the seats held for disconnected players (by seat)."""
+        the seconds left to the seats held for disconnected players (by seat); `ratings`
+        the shown rating of each rated account by account id (an account not in it shows
+        `NEW_RATING`; a bot or a guest none: issue 13)."""
         grace = grace or {}
         return protocol.TableState(
             id=self.id,
@@ -691,6 +713,7 @@ class Table:
                     bot=s.bot,
                     away=s.away,
                     grace=None if s.bot or not s.away else round(grace.get(i, 0.0), 1),
+                    rating=None if s.bot else rating_of(s.owner, ratings),
                 )
                 for i, s in enumerate(self.seats)
             ),
@@ -708,6 +731,7 @@ class Table:
             automatic=tuple(self.automatic),
             turn_seconds=self.turn_seconds,
             grace_seconds=self.grace_seconds,
+            rating_changes=self.rating_changes,
         )
 
     def summary(self) -> protocol.TableSummary:

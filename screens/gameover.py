@@ -21,24 +21,40 @@ from screens.widgets import app_tr
 from screens.wording import finishing_order
 
 
+def rating_change(change: protocol.RatingChange) -> str:
+    """`1000 → 1014 (+14)`, `1014 → 1005 (−9)`, `1000 → 1000 (±0)`: a rating before and
+    after a game, in points (issue 13)."""
+    delta = change.after - change.before
+    sign = "+" if delta > 0 else "−" if delta < 0 else "±"
+    return f"{change.before} → {change.after} ({sign}{abs(delta)})"
+
+
 def order_lines(tr: Translator, table: protocol.TableState) -> list[str]:
     """`1. ana (you)   ¤26`, winner first, each final balance at a table with stakes; then
-    `ana took the bank: ¤37` (RULES.md §2.6, §6)."""
+    `ana took the bank: ¤37` (RULES.md §2.6, §6). Once the game is rated, each account
+    holder's rating before and after it: `1. ana (you)   1000 → 1014 (+14)` (issue 13)."""
     game = table.game
     if game is None:
         return []
     names = seat_names(tr, table)
-    lines = []
-    for place, seat in enumerate(finishing_order(game), start=1):
+    changes = {change.name: change for change in table.rating_changes}
+    order = finishing_order(game)
+    whos = []
+    for seat in order:
         bot = seat < len(table.seats) and table.seats[seat].bot
         if seat == game.me:
-            who = tr._("{name} (you)", name=names[seat])
+            whos.append(tr._("{name} (you)", name=names[seat]))
         elif bot:
-            who = tr._("{name} (bot)", name=names[seat])
+            whos.append(tr._("{name} (bot)", name=names[seat]))
         else:
-            who = names[seat]
+            whos.append(names[seat])
+    width = max(map(len, whos)) if changes else 0  # the ratings in a column
+    lines = []
+    for place, (seat, who) in enumerate(zip(order, whos, strict=True), start=1):
         tokens = f"   ¤{game.tokens.balances[seat]}" if game.tokens is not None else ""
-        lines.append(f"{place:>2}. {who}{tokens}")
+        change = changes.get(names[seat])
+        rating = f"   {rating_change(change)}" if change is not None else ""
+        lines.append(f"{place:>2}. {who:<{width}}{tokens}{rating}".rstrip())
     last = game.last
     if game.winner is not None and last is not None and last.bank_won:
         name = tr._("you") if game.winner == game.me else names[game.winner]

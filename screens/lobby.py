@@ -40,6 +40,14 @@ every arrival would cost each lobby screen for nothing."""
 NAME_WIDTH = 17
 
 
+def online_line(name: str, rating: int | None, width: int) -> str:
+    """A line of the online column, `width` columns: `ana        1014`, the rating at the
+    right when the name leaves room for it (a guest's or a long name alone; issue 13)."""
+    if rating is None or len(name) + 1 + len(str(rating)) > width:
+        return name
+    return f"{name:<{width - len(str(rating))}}{rating}"
+
+
 def column_labels(tr: Translator) -> tuple[str, ...]:
     """The headings of the table list, in `COLUMN_KEYS` order."""
     return (
@@ -126,6 +134,7 @@ class LobbyScreen(Screen[None]):
         self._tables: dict[int, protocol.TableSummary] = {}
         self._pending: protocol.LobbyState | None = None
         self._online: tuple[str, ...] = ()
+        self._ratings: tuple[int | None, ...] = ()  # beside `_online` (issue 13)
         self._player = ""
         self._drawn = DrawnTexts(self)  # what the title, hint and online column show
 
@@ -215,6 +224,7 @@ class LobbyScreen(Screen[None]):
             return
         self._show_tables(self.query_one("#tables", DataTable), lobby.tables)
         self._online = lobby.online
+        self._ratings = lobby.ratings
         self.show_online()
         self._show_hint()
 
@@ -242,10 +252,19 @@ class LobbyScreen(Screen[None]):
     def show_online(self) -> None:
         """The online column: its heading, then as many names as it has rows for (it does not
         scroll: drawing all of a thousand names on every arrival would cost each lobby screen
-        for nothing; `MAX_ONLINE_LINES` before its size is known). Drawn again on resize."""
-        rows = self.query_one("#online", Static).content_region.height or MAX_ONLINE_LINES + 1
+        for nothing; `MAX_ONLINE_LINES` before its size is known). Drawn again on resize.
+        Each name has its rating at the right where the column has room (`online_line`)."""
+        column = self.query_one("#online", Static).content_region
+        rows = column.height or MAX_ONLINE_LINES + 1
+        width = column.width or NAME_WIDTH - 1
         online = Text(self.tr._("Online ({count})", count=len(self._online)) + "\n", style="bold")
-        online.append("\n".join(self._online[: min(rows - 1, MAX_ONLINE_LINES)]), style="")
+        shown = self._online[: min(rows - 1, MAX_ONLINE_LINES)]
+        ratings = self._ratings if len(self._ratings) == len(self._online) else ()
+        lines = [
+            online_line(name, ratings[i] if ratings else None, width)
+            for i, name in enumerate(shown)
+        ]
+        online.append("\n".join(lines), style="")
         self._drawn.put("#online", online)
 
     # ---- actions -------------------------------------------------------------------------

@@ -166,11 +166,12 @@ def cups(
     """Every seat as a cup, the seat to act marked while the round is being bid; its dice set
     aside face up and its token balance shown (RULES.md §6); a disconnected player's seat
     marked away, with its grace counting down `elapsed` seconds after the state arrived
-    (issue 5)."""
+    (issue 5); each account holder's rating (issue 13)."""
     names = seat_names(tr, table)
     bots = [seat.bot for seat in table.seats] + [False] * table.size
     away = [seat.away for seat in table.seats] + [False] * table.size
     held = [held_seconds(seat, elapsed) for seat in table.seats] + [None] * table.size
+    ratings = [seat.rating for seat in table.seats] + [None] * table.size
     return [
         Cup(
             name=names[s.seat],
@@ -182,6 +183,7 @@ def cups(
             tokens=None if game.tokens is None else game.tokens.balances[s.seat],
             away=away[s.seat],
             held=held[s.seat],
+            rating=ratings[s.seat],
         )
         for s in game.seats
     ]

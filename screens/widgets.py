@@ -116,7 +116,8 @@ class Cup(NamedTuple):
     """One seat as drawn around the table: `dice` its count, `shown` its dice set aside face
     up (RULES.md §6), `tokens` its balance at a table with stakes (else None). `away`: its
     player lost their connection (issue 5): the seat is `held` for them (whole seconds left)
-    or, with `held` None, a bot plays it until they are back."""
+    or, with `held` None, a bot plays it until they are back. `rating`: the player's rating
+    in points, None for a bot or a guest (issue 13)."""
 
     name: str
     dice: int
@@ -127,6 +128,7 @@ class Cup(NamedTuple):
     tokens: int | None = None
     away: bool = False
     held: int | None = None
+    rating: int | None = None
 
 
 class CupsPanel(ChangedRows, Widget):
@@ -201,7 +203,10 @@ class CupsPanel(ChangedRows, Widget):
         style = "bold" if cup.me else "dim" if not cup.dice else ""
         away = self._away(cup, tr, short=True)
         if away is None:
-            name = Content.styled(f"{self._label(cup, tr)[:room]:<{room}} ", style)
+            label = self._label(cup, tr)
+            if cup.rating is not None and len(label) + 6 <= room:  # `ana (you) 1014`
+                label = f"{label} {cup.rating}"
+            name = Content.styled(f"{label[:room]:<{room}} ", style)
         else:  # the seat's state outlasts the name: `benedet · held 1:45`
             said, look = away
             label = self._label(cup, tr)[: max(3, room - len(said) - 3)]
@@ -226,7 +231,13 @@ class CupsPanel(ChangedRows, Widget):
             label = Content.assemble(label, " · ", (said, look))
         label = label[: inner - 4]
         head = Content.styled("╭─ ", style) + label.stylize_before(style)
-        top = head + Content.styled(" " + "─" * max(0, inner - len(label.plain) - 1) + "╮", style)
+        rest = inner - len(label.plain) - 1  # the border's dashes after the name
+        rating = f" {cup.rating} " if cup.rating is not None else ""
+        if rating and rest >= len(rating) + 2:  # the rating at the right: `─ 1014 ─╮`
+            tail = "─" * (rest - len(rating) - 1) + rating + "─╮"
+        else:
+            tail = "─" * max(0, rest) + "╮"
+        top = head + Content.styled(" " + tail, style)
         body = Content.assemble(*self._dice(cup, tr))[:inner]
         body = body.pad_right(max(0, inner - len(body.plain)))
         if cup.turn:

@@ -13,12 +13,12 @@ import pytest
 
 from perudo_ssh import protocol as P
 from perudo_ssh.archive import GameArchive
-from perudo_ssh.ratings import DEFAULT, Rating, finishing_order, rate
+from perudo_ssh.ratings import DEFAULT, Rating, finishing_order, ordinal, rate
 from perudo_ssh.referee import Verdict
-from perudo_ssh.serve import update_ratings
+from perudo_ssh.serve import shown_ratings, update_ratings
 from perudo_ssh.store import Account, GamePlayer, NewGame, Store
 from tests.test_lobby_support import Player, play_randomly, running_lobby
-from tests.test_moderation import Member
+from tests.test_moderation import Member, member
 from tests.test_screens_history import calza_game, one_die_game, store_game
 
 pytestmark = pytest.mark.timeout(90)
@@ -258,5 +258,57 @@ async def test_a_game_played_from_a_second_session_is_the_accounts(tmp_path):
         assert game is not None
         held = [(p.name, p.account_id) for p in game.players if p.account_id is not None]
         assert held == [("ben-2", ben.id)]
+    finally:
+        await store.close()
+
+
+async def test_ratings_show_beside_names_and_a_rated_game_tells_its_table_the_changes(tmp_path):
+    """Issue 13: the lobby shows each account holder's rating beside its name (1000 before
+    any rated game, none for a guest), the seats show them, and once a rated game is stored
+    everyone at the table gets each player's rating before and after it, as stored."""
+    store = await Store.open(tmp_path / "perudo.db")
+    archive = GameArchive(store, after_game=update_ratings)
+    ana = (await store.claim_key("SHA256:ana", "ana")).account
+    ben = (await store.claim_key("SHA256:ben", "ben")).account
+    try:
+        async with running_lobby(on_game_over=archive.game_over) as lobby:
+            lobby.ratings = await shown_ratings(store)
+            assert lobby.ratings == {}
+            archive.on_rated = lobby.rated
+            guest = await member(lobby, "cyd")  # no account
+            players = []
+            for account in (ana, ben):
+                player = await member(lobby, account.name, f"SHA256:{account.name}",
+                                      account=account.id)  # fmt: skip
+                archive.session_joined(player.session, account)
+                players.append(player)
+            seen = await guest.expect(P.LobbyState, lambda s: len(s.online) == 3)
+            assert (seen.online, seen.ratings) == (("ana", "ben", "cyd"), (1000, 1000, None))
+            players[0].send(P.CreateTable(seats=3, bots=1))
+            created = await players[0].expect(P.TableState)
+            assert [(s.rating, s.bot) for s in created.seats] == [(1000, False), (None, True)]
+            players[1].send(P.JoinTable(table=created.id))
+            finals = await play_out(players, created, 7)
+            assert all(final.game.winner is not None for final in finals)
+            assert all(final.rating_changes == () for final in finals)  # not rated yet
+            await archive.drain()
+            after = await expected_after(store, 1, {})
+            want = {
+                (name, 1000, round(ordinal(after[account.id])))
+                for name, account in (("ana", ana), ("ben", ben))
+            }
+            for player in players:
+                rated = await player.expect(P.TableState, lambda s: bool(s.rating_changes))
+                assert {(c.name, c.before, c.after) for c in rated.rating_changes} == want
+                assert {(s.name, s.rating) for s in rated.seats if not s.bot} == {
+                    (name, new) for name, _, new in want
+                }
+            assert lobby.ratings == {a.id: round(ordinal(after[a.id])) for a in (ana, ben)}
+            shown = dict(zip(seen.online, seen.ratings, strict=True))
+            assert shown == {"ana": 1000, "ben": 1000, "cyd": None}  # before the game
+            while shown != {"ana": lobby.ratings[ana.id], "ben": lobby.ratings[ben.id],
+                            "cyd": None}:  # fmt: skip
+                seen = await asyncio.wait_for(guest.expect(P.LobbyState), 5)
+                shown = dict(zip(seen.online, seen.ratings, strict=True))
     finally:
         await store.close()

@@ -266,3 +266,50 @@ async def test_the_round_log_tells_the_rounds_before_newest_first_and_closes_aga
         await pilot.press("escape")  # closes the log; the table stays
         await wait_until(pilot, lambda: not table.has_class("-log"))
         assert app.screen is table and session.sent == [P.Ready(round=1)]
+
+
+async def test_ratings_show_beside_names_in_the_lobby_at_the_table_and_change_at_game_over():
+    """Issue 13: the online column puts each rating at its right (none for a guest), a seat's
+    box its rating in the top border, and the game-over box each player's rating before and
+    after the game once it is rated."""
+    session = FakeSession("carl")
+    lobby = P.LobbyState(tables=(), online=("ana", "ben", "carl"), ratings=(1014, None, 987))
+    seats = (
+        P.SeatInfo(name="ana", bot=False, rating=1014),
+        P.SeatInfo(name="ben", bot=True),
+        P.SeatInfo(name="carl", bot=False, rating=987),
+    )
+    over = table_state(observe(ana_won(), 2), me=2, status="over", seats=seats)
+    app = start(session, lobby)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "Online (3)" in screen_text(app))
+        lines = screen_text(app).splitlines()
+        assert [line.split("▏ ")[-1].rstrip() for line in lines[2:5]] == [
+            "ana         1014",  # 16 columns: the name at the left, the rating at the right
+            "ben",
+            "carl         987",
+        ]
+        playing = table_state(observe(bid(rolled(), 0, 2, 3), 2), me=2, seats=seats)
+        session.feed(playing)
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.pause()
+        text = screen_text(app)
+        assert "╭─ ana " in text and "─ 1014 ─╮" in text
+        assert "╭─ carl (you) " in text and "─ 987 ─╮" in text
+        session.feed(over)
+        text = await game_over_screen(pilot, app)
+        assert " 1. ana" in text and "→" not in text  # not rated yet
+        changes = (
+            P.RatingChange(name="ana", before=1014, after=1028),
+            P.RatingChange(name="carl", before=987, after=978),
+        )
+        session.feed(table_state(observe(ana_won(), 2), me=2, status="over", seats=seats,
+                                 rating_changes=changes))  # fmt: skip
+        await wait_until(pilot, lambda: "→" in screen_text(app))
+        order = [line.split("│")[-2].strip() for line in screen_text(app).splitlines()
+                 if " 1. " in line or " 2. " in line or " 3. " in line]  # fmt: skip
+        assert order == [
+            "1. ana          1014 → 1028 (+14)",
+            "2. carl (you)   987 → 978 (−9)",
+            "3. ben (bot)",
+        ]
