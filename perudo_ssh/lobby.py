@@ -48,6 +48,7 @@ from perudo_ssh.chat import (
 from perudo_ssh.i18n import N_
 from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import Moderation
+from perudo_ssh.rules import PRESETS
 from perudo_ssh.session import Disconnected, FromSession, LobbySession
 from perudo_ssh.table import NEW_RATING, GameLog, Refusal, Table
 
@@ -641,15 +642,18 @@ class Lobby:
             # no timer running (a paused table): the whole grace is left, as on resuming
             left = table.grace_seconds if timer is None else (timer[2] - now) / self.timer_scale
             grace[seat] = max(0.0, left)
+        fill = timers.get("fill")
+        fill_in = None if fill is None else round(max(0.0, fill[2] - now) / self.timer_scale, 1)
         for seat in table.humans():
             client = self._clients.get(table.seats[seat].sid)  # type: ignore[arg-type]
             if client is not None:
                 self._send(
-                    client, table.table_state(seat, names, paused, clock, grace, self.ratings)
+                    client,
+                    table.table_state(seat, names, paused, clock, grace, self.ratings, fill_in),
                 )
         if table.spectators:
             data = protocol.encode(
-                table.table_state(None, names, paused, clock, grace, self.ratings)
+                table.table_state(None, names, paused, clock, grace, self.ratings, fill_in)
             )
             for sid in table.spectators:
                 if sid in self._clients:
@@ -772,6 +776,8 @@ class Lobby:
                 self._create(client, command)
             case protocol.JoinTable(table=tid):
                 self._join(client, tid)
+            case protocol.QuickPlay():
+                self._quick_play(client, command)
             case protocol.SpectateTable(table=tid):
                 self._spectate(client, tid)
             case protocol.LeaveTable():
@@ -832,6 +838,33 @@ class Lobby:
             grace_seconds=table.grace_seconds,
         )
         self._after_change(table)
+
+    def _quick_play(self, client: _Client, command: protocol.QuickPlay) -> None:
+        """`protocol.QuickPlay`: join the best open table, else open one that bots fill after
+        the wait chosen (the "fill" timer, `_schedule`)."""
+        self._require_no_table(client)
+        if command.wait_seconds not in protocol.QUICK_WAITS:
+            raise Refusal("bad_command", N_("a quick play waits 15, 30, 60 or 120 seconds"))
+        if command.preset is not None and command.preset not in PRESETS:
+            raise Refusal("bad_options", N_("unknown preset {preset}"), {"preset": command.preset})
+        open_tables = [
+            table
+            for table in self.tables.values()
+            if table.status == "waiting"
+            and len(table.seats) < table.size
+            and table.id not in self.paused
+            and (command.preset is None or table.options.preset == command.preset)
+            and (client.owner is None or all(s.owner != client.owner for s in table.seats))
+        ]
+        if open_tables:
+            best = max(open_tables, key=lambda t: (len(t.humans()), -t.id))
+            self._join(client, best.id)
+            return
+        preset = command.preset or "classic"
+        self._create(client, protocol.CreateTable(preset=preset, seats=4, bots=0))
+        table = self.tables[client.table]  # type: ignore[index]
+        table.fill_seconds = command.wait_seconds
+        self._schedule(table)
 
     def _join(self, client: _Client, tid: int) -> None:
         self._require_no_table(client)
@@ -1056,6 +1089,11 @@ class Lobby:
         if table.unattended:  # nobody to wait for: the bots play it out at once
             delay = 0.0
         self._set_timer(table.id, "move", key, delay)
+        # from when the table opened (or went back to waiting): players sitting down do not
+        # set it back
+        waiting = table.status == "waiting" and table.fill_seconds
+        fill = ("fill", table.games) if waiting else None
+        self._set_timer(table.id, "fill", fill, table.fill_seconds * self.timer_scale)
         turn = table.turn_key() if table.turn_seconds else None
         self._set_timer(
             table.id,
@@ -1107,6 +1145,11 @@ class Lobby:
             self._time_ran_out(table)
         elif key[0] == "grace":
             self._grace_over(table, int(key[1]))
+        elif key[0] == "fill":  # a quick-play table waited long enough: bots sit down
+            if table.status == "waiting" and table.seats:
+                while len(table.seats) < table.size:
+                    table.add_bot(self.rng)
+            self._after_change(table)
         else:
             if table.in_reveal:
                 table.roll(self.dice)

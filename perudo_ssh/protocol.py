@@ -63,6 +63,21 @@ class JoinTable(Message, frozen=True, tag=True):
     table: int
 
 
+QUICK_WAITS = (15, 30, 60, 120)
+"""The waits a quick play offers before bots take the free seats, in seconds."""
+
+
+class QuickPlay(Message, frozen=True, tag=True):
+    """Seat me at the best open table (issue 13): of the waiting tables with a free seat,
+    of `preset` if given (None: any), the one with the most people seated (then the oldest);
+    if there is none, a new table of four seats of `preset` (classic if None) where bots take
+    the seats still free `wait_seconds` after it opened (one of `QUICK_WAITS`; anything else
+    is refused as "bad_command"), unless players fill them first."""
+
+    preset: str | None = None
+    wait_seconds: int = 30
+
+
 class SpectateTable(Message, frozen=True, tag=True):
     """Watch table `table` without a seat; spectators never see hidden dice."""
 
@@ -232,6 +247,7 @@ AdminCommand = (
 Command = (
     CreateTable
     | JoinTable
+    | QuickPlay
     | SpectateTable
     | LeaveTable
     | StartGame
@@ -373,6 +389,9 @@ class TableState(Message, frozen=True, tag=True):
     turn_seconds: int = 0
     grace_seconds: int = 0
     """The table's turn timer (0: none) and disconnect grace, in seconds."""
+    fill_in: float | None = None
+    """A quick-play table waiting (`QuickPlay`): the seconds left, when this was sent, until
+    bots take the free seats; None otherwise."""
     rating_changes: tuple[RatingChange, ...] = ()
     """Once the game just over is rated: each account holder's rating before and after it
     (issue 13); empty while it is being rated, for an unrated game, and once the next game

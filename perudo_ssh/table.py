@@ -220,6 +220,8 @@ class Table:
         # seats a bot plays from the game's start: one kept from the last game may carry
         # the name of the human it replaced, but its game is not that human's (ratings)
         self.bots_at_start: frozenset[int] = frozenset()
+        self.fill_seconds = 0  # a quick-play table: bots fill it this long after it opens
+        self.games = 0  # games started at it
         self.turn_seconds = 0  # the turn timer (0: none); CreateTable.turn_seconds
         self.grace_seconds = 0  # a disconnected player's seat held this long
         self.automatic: list[protocol.AutoMove] = []  # this game's moves made on timeout
@@ -524,6 +526,7 @@ class Table:
             if len(contenders) == 1:
                 break
         opener = contenders[0]
+        self.games += 1
         self.automatic = []
         self.rating_changes = ()
         self.opening = tuple(rolls)
@@ -696,12 +699,14 @@ class Table:
         clock: protocol.TurnClock | None = None,
         grace: dict[int, float] | None = None,
         ratings: Mapping[int, int] | None = None,
+        fill_in: float | None = None,
     ) -> protocol.TableState:
         """The table as `seat` (None: a spectator) may see it; `names` by session id;
         `paused` while an admin holds the table; `clock` the turn timer running; `grace`
         the seconds left to the seats held for disconnected players (by seat); `ratings`
         the shown rating of each rated account by account id (an account not in it shows
-        `NEW_RATING`; a bot or a guest none: issue 13)."""
+        `NEW_RATING`; a bot or a guest none: issue 13); `fill_in` the seconds left until bots
+        take the free seats of a quick-play table (`protocol.QuickPlay`)."""
         grace = grace or {}
         return protocol.TableState(
             id=self.id,
@@ -732,6 +737,7 @@ class Table:
             turn_seconds=self.turn_seconds,
             grace_seconds=self.grace_seconds,
             rating_changes=self.rating_changes,
+            fill_in=fill_in,
         )
 
     def summary(self) -> protocol.TableSummary:

@@ -144,6 +144,8 @@ class PerudoApp(App[str | None]):
         self.farewell: str | None = None
         self._kept_notices: set[tuple[str, str]] = set()  # people's words: see notify_words
         """Why the lobby ended the session (its `Goodbye`, translated), once it has."""
+        self.quick_choice: tuple[str | None, int] = (None, 30)
+        """The quick-play dialog's last preset (None: any) and wait in seconds (issue 13)."""
         self.turn_bell = True
         """Whether the terminal rings and its title says so when it becomes this player's
         turn while they are elsewhere (`turn_alert`); the account dialog's `b`, kept with an

@@ -24,6 +24,7 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (N_("Lobby"), (
         ("↑ ↓", N_("choose a table")),
         ("c", N_("create a table")),
+        ("g", N_("quick play: the best open table, or a new one bots fill after a wait")),
         ("j / Enter", N_("join the chosen table")),
         ("s", N_("watch the chosen table")),
         ("m / Tab", N_("chat: type a line, Enter says it, Esc goes back")),

@@ -26,6 +26,7 @@ from screens.leaderboard import LeaderboardScreen
 from screens.messages import Send
 from screens.mounting import composed
 from screens.profile import ProfileScreen
+from screens.quickplay import QuickPlayDialog
 from screens.shared import SharedGrid, SharedLines
 from screens.tableview import status_word
 from screens.widgets import DrawnTexts
@@ -110,6 +111,7 @@ class LobbyScreen(Screen[None]):
 
     BINDINGS = [
         Binding("c", "create", N_("Create table")),
+        Binding("g", "quick_play", N_("Quick play")),
         Binding("j", "join", N_("Join"), key_display="j/⏎"),
         Binding("s", "spectate", N_("Watch")),
         # your games, the best players, you, your keys (issue 4); the footer shows the last
@@ -124,7 +126,7 @@ class LobbyScreen(Screen[None]):
         Binding("q", "app.quit", N_("Quit")),
     ]
 
-    FOOTER_WHEN_ROOM = ("leaderboard", "profile", "account")
+    FOOTER_WHEN_ROOM = ("quick_play", "history", "leaderboard", "profile", "account")
     """Actions whose keys the footer shows only where the line has room (issue 13)."""
 
     def __init__(self) -> None:
@@ -283,6 +285,19 @@ class LobbyScreen(Screen[None]):
                 self.post_message(Send(command))
 
         self.app.push_screen(CreateTableDialog(self._player), created)
+
+    def action_quick_play(self) -> None:
+        """The quick-play dialog, at the last choice made (`QuickPlayDialog`; issue 13)."""
+        app = self.app  # a PerudoApp (screens.app imports this module)
+        preset, wait = getattr(app, "quick_choice", (None, 30))
+
+        def chosen(command: protocol.QuickPlay | None) -> None:
+            if command is not None:
+                choice = (command.preset, command.wait_seconds)
+                app.quick_choice = choice  # type: ignore[attr-defined]
+                self.post_message(Send(command))
+
+        app.push_screen(QuickPlayDialog(preset, wait), chosen)
 
     def action_join(self) -> None:
         table = self._selected()

@@ -260,9 +260,12 @@ class TableScreen(RoundsScreen):
         return max(0.0, self._clock() - self._arrived)
 
     def _counting(self, table: protocol.TableState) -> bool:
-        """Whether anything on `table` counts down: the turn clock, a held seat's grace."""
-        return table.clock is not None or any(
-            tableview.held_seconds(seat) is not None for seat in table.seats
+        """Whether anything on `table` counts down: the turn clock, a held seat's grace,
+        the wait before bots fill a quick-play table."""
+        return (
+            table.clock is not None
+            or (table.fill_in is not None and table.status == "waiting")
+            or any(tableview.held_seconds(seat) is not None for seat in table.seats)
         )
 
     def tick(self) -> None:
@@ -274,6 +277,9 @@ class TableScreen(RoundsScreen):
         elapsed = self._elapsed()
         if game is not None and table.status != "waiting":
             self.query_one(CupsPanel).show(tableview.cups(self.tr, table, game, elapsed))
+        elif table.fill_in is not None:
+            _seats, hint = tableview.waiting_lines(self.tr, table, self._is_creator(), elapsed)
+            self._drawn.put("#waiting-hint", hint, layout=True)
         self._draw_bid_line(table, elapsed)
 
     def _draw_bid_line(self, table: protocol.TableState, elapsed: float) -> None:
@@ -313,7 +319,7 @@ class TableScreen(RoundsScreen):
         self.query_one("#banner", Static).display = banner is not None
         self._drawn.put("#banner", banner or "")
         if waiting or game is None:
-            seats, hint = tableview.waiting_lines(tr, table, self._is_creator())
+            seats, hint = tableview.waiting_lines(tr, table, self._is_creator(), self._elapsed())
             self._drawn.put("#waiting-seats", seats, layout=True)
             self._drawn.put("#waiting-hint", hint, layout=True)
         else:

@@ -344,8 +344,12 @@ def game_over_line(tr: Translator, table: protocol.TableState, game: GameView) -
     return tr._("Game over: {name} wins.", name=name)
 
 
-def waiting_lines(tr: Translator, table: protocol.TableState, me_creator: bool) -> tuple[str, str]:
-    """The seats of a waiting table (one per line), and what happens next."""
+def waiting_lines(
+    tr: Translator, table: protocol.TableState, me_creator: bool, elapsed: float = 0.0
+) -> tuple[str, str]:
+    """The seats of a waiting table (one per line), and what happens next: at a quick-play
+    table, when bots take the free seats, counting down `elapsed` seconds after the state
+    arrived (issue 13)."""
     rows = []
     for n in range(table.size):
         if n < len(table.seats):
@@ -375,6 +379,11 @@ def waiting_lines(tr: Translator, table: protocol.TableState, me_creator: bool) 
         hint = wait + tr._("{name} starts the game.", name=table.seats[table.creator].name)
     else:  # its creator left with nobody after them: whoever sits down next takes over
         hint = wait + tr._("The next player to sit down can start the game.")
+    if missing and table.fill_in is not None:
+        hint += " " + tr._(
+            "Bots take the free seats in {time} unless players come first.",
+            time=clock_time(table.fill_in - elapsed),
+        )
     return "\n".join(rows), hint
 
 

@@ -53,8 +53,8 @@ async def test_the_lobby_footer_shows_leaders_profile_and_account_where_there_is
     player's language."""
     session = FakeSession()
     app = await start(session, lobby_state(summary(1)))
-    base = "c Create table  j/⏎ Join  s Watch  h History"
-    extra = "l Leaders  p Profile  k Account"
+    base = "c Create table  g Quick play  j/⏎ Join  s Watch"
+    extra = "h History  l Leaders  p Profile  k Account"
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: base in screen_text(app))
         footer = screen_text(app).splitlines()[-1]

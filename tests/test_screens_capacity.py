@@ -67,12 +67,12 @@ async def test_footer_shows_the_keys_in_one_line_and_a_click_presses_one() -> No
         footer = app.screen.query_one(Footer)
         assert [key[:3] for key in footer.keys][:3] == [
             ("c", "c", "Create table"),
+            ("g", "g", "Quick play"),
             ("j", "j/⏎", "Join"),
-            ("s", "s", "Watch"),
         ]
         bottom = screen_text(app).splitlines()[-1]
-        assert bottom.startswith(" c Create table  j/⏎ Join  s Watch  h History ")
-        assert footer.key_at(0) == "c" and footer.key_at(16) == "j"
+        assert bottom.startswith(" c Create table  g Quick play  j/⏎ Join  s Watch ")
+        assert footer.key_at(0) == "c" and footer.key_at(16) == "g" and footer.key_at(30) == "j"
         assert footer.key_at(79) is None  # past the last key
         await pilot.click(Footer, offset=(5, 0))  # on "Create table"
         await wait_until(pilot, lambda: isinstance(app.screen, CreateTableDialog))

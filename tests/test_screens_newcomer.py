@@ -9,6 +9,7 @@ from perudo_ssh.rules import Roll, apply, observe
 from screens import tableview
 from screens.app import make_app
 from screens.gameover import GameOverScreen
+from screens.quickplay import QuickPlayDialog
 from screens.table import TableScreen
 from tests.test_screens_fakes import (
     FakeSession,
@@ -313,3 +314,43 @@ async def test_ratings_show_beside_names_in_the_lobby_at_the_table_and_change_at
             "2. carl (you)   987 → 978 (−9)",
             "3. ben (bot)",
         ]
+
+
+async def test_quick_play_picks_a_preset_and_a_wait_and_the_table_counts_the_wait_down():
+    """Issue 13: `g` in the lobby opens quick play at any preset and 30 s; ←/→ and ↑/↓ change
+    them, Enter sends them (and the next quick play starts from them); a quick-play table
+    waiting says when bots take its free seats."""
+    session = FakeSession("ana")
+    app = start(session, P.LobbyState(tables=(), online=("ana",)))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "g Quick play" in screen_text(app))
+        await pilot.press("g")
+        await wait_until(pilot, lambda: isinstance(app.screen, QuickPlayDialog))
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Preset      ◀ any preset ▶   ←/→" in text
+        assert "Bots after  ◀ 30 s ▶   ↑/↓" in text
+        await pilot.press("right", "up", "up", "up")  # the longest wait is 120 s
+        await pilot.pause()
+        text = screen_text(app)
+        assert "◀ classic ▶" in text and "the published rules: palifico, calza off" in text
+        assert "◀ 120 s ▶" in text
+        await pilot.press("down", "enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, QuickPlayDialog))
+        assert session.sent == [P.QuickPlay(preset="classic", wait_seconds=60)]
+        await pilot.press("g")
+        await wait_until(pilot, lambda: isinstance(app.screen, QuickPlayDialog))
+        await pilot.pause()
+        assert "◀ classic ▶" in screen_text(app) and "◀ 60 s ▶" in screen_text(app)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, QuickPlayDialog))
+        assert len(session.sent) == 1
+        seats = (P.SeatInfo(name="ana", bot=False),)
+        session.feed(table_state(None, status="waiting", seats=seats, size=4, fill_in=60.0))
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await wait_until(pilot, lambda: "Bots take the free seats in" in screen_text(app))
+        text = " ".join(screen_text(app).split())
+        assert "Waiting for 3 more players." in text
+        assert "Bots take the free seats in 1:00 unless players come first." in text or (
+            "Bots take the free seats in 0:59 unless players come first." in text
+        )
