@@ -128,6 +128,10 @@ class _Stop:
     pass
 
 
+CODE_LETTERS = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+"""The letters of an invite code (issue 13): none that reads as another."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Rated:
     """A game of table `table` was rated: `changes` each account's (name, before, after)
@@ -606,7 +610,9 @@ class Lobby:
         (`LobbyState.ratings`)."""
         online = sorted((c.name, self._rating(c)) for c in self._clients.values() if not c.dropped)
         state = protocol.LobbyState(
-            tables=tuple(self.tables[t].summary() for t in sorted(self.tables)),
+            tables=tuple(
+                self.tables[t].summary() for t in sorted(self.tables) if self.tables[t].code is None
+            ),
             online=tuple(name for name, _ in online),
             ratings=tuple(rating for _, rating in online) if self.ratings is not None else (),
         )
@@ -775,9 +781,15 @@ class Lobby:
             case protocol.CreateTable():
                 self._create(client, command)
             case protocol.JoinTable(table=tid):
-                self._join(client, tid)
+                self._join(client, tid, None)
             case protocol.QuickPlay():
                 self._quick_play(client, command)
+            case protocol.JoinPrivate(code=code):
+                self._join(client, self._private_table(code).id, code)
+            case protocol.Challenge():
+                self._challenge(client, command)
+            case protocol.DeclineChallenge(code=code):
+                self._decline(client, code)
             case protocol.SpectateTable(table=tid):
                 self._spectate(client, tid)
             case protocol.LeaveTable():
@@ -820,10 +832,12 @@ class Lobby:
             case _:
                 raise TypeError(f"not a command: {command!r}")
 
-    def _create(self, client: _Client, command: protocol.CreateTable) -> None:
+    def _create(self, client: _Client, command: protocol.CreateTable) -> Table:
         self._require_no_table(client)
         tid = next(self._table_ids)
         table = Table.create(tid, command, client.id, client.name, self.rng, client.owner)
+        if command.private:
+            table.code = self._new_code()
         self.tables[tid] = table
         client.table = tid
         log_event(
@@ -836,8 +850,65 @@ class Lobby:
             bots=command.bots,
             turn_seconds=table.turn_seconds,
             grace_seconds=table.grace_seconds,
+            private=table.code is not None,
         )
         self._after_change(table)
+        return table
+
+    def _new_code(self) -> str:
+        """A fresh invite code: six of `CODE_LETTERS` (no 0/O, 1/I/L to misread), from the
+        operating system's randomness, none in use."""
+        taken = {t.code for t in self.tables.values()}
+        while (code := "".join(secrets.choice(CODE_LETTERS) for _ in range(6))) in taken:
+            pass
+        return code
+
+    def _private_table(self, code: str) -> Table:
+        """The private table whose invite code is `code` (any case, spaces ignored); refused
+        as "no_table" if none."""
+        wanted = "".join(code.split()).upper()
+        for table in self.tables.values():
+            if table.code is not None and table.code == wanted:
+                return table
+        raise Refusal("no_table", N_("no table has the invite code {code}"), {"code": code[:12]})
+
+    def _challenge(self, client: _Client, command: protocol.Challenge) -> None:
+        """`protocol.Challenge`: a private table of two for `client`, and the challenged
+        player told (`protocol.Challenged`)."""
+        self._require_no_table(client)
+        wanted = command.name.strip().casefold()
+        target = next(
+            (c for c in self._clients.values() if not c.dropped and c.name.casefold() == wanted),
+            None,
+        )
+        if target is None:
+            raise Refusal(
+                "bad_command", N_("nobody called {name} is online"), {"name": command.name[:24]}
+            )
+        if target is client or (client.owner is not None and target.owner == client.owner):
+            raise Refusal("bad_command", N_("you cannot challenge yourself"))
+        create = protocol.CreateTable(
+            preset=command.preset, seats=2, bots=0, name=f"{client.name} – {target.name}",
+            private=True,
+        )  # fmt: skip
+        table = self._create(client, create)
+        assert table.code is not None
+        challenged = protocol.Challenged(
+            by=client.name, table=table.id, code=table.code, preset=table.options.preset
+        )
+        self._send(target, challenged)
+        self._send(
+            client,
+            protocol.Notice(
+                text=N_("You challenged {name}; the table waits for them."),
+                args={"name": target.name},
+            ),
+        )
+
+    def _decline(self, client: _Client, code: str) -> None:
+        """`protocol.DeclineChallenge`: whoever waits at that private table is told."""
+        table = self._private_table(code)
+        self._notice(table, N_("{name} declined the challenge."), name=client.name)
 
     def _quick_play(self, client: _Client, command: protocol.QuickPlay) -> None:
         """`protocol.QuickPlay`: join the best open table, else open one that bots fill after
@@ -853,12 +924,13 @@ class Lobby:
             if table.status == "waiting"
             and len(table.seats) < table.size
             and table.id not in self.paused
+            and table.code is None
             and (command.preset is None or table.options.preset == command.preset)
             and (client.owner is None or all(s.owner != client.owner for s in table.seats))
         ]
         if open_tables:
             best = max(open_tables, key=lambda t: (len(t.humans()), -t.id))
-            self._join(client, best.id)
+            self._join(client, best.id, None)
             return
         preset = command.preset or "classic"
         self._create(client, protocol.CreateTable(preset=preset, seats=4, bots=0))
@@ -866,9 +938,13 @@ class Lobby:
         table.fill_seconds = command.wait_seconds
         self._schedule(table)
 
-    def _join(self, client: _Client, tid: int) -> None:
+    def _join(self, client: _Client, tid: int, code: str | None) -> None:
+        """Sit `client` at table `tid`; a private table only with its invite `code` (checked
+        by the caller: `JoinTable` has none, and a private table is refused as unknown)."""
         self._require_no_table(client)
         table = self._table(tid)
+        if table.code is not None and code is None:
+            raise Refusal("no_table", N_("there is no such table"))
         if table.status != "waiting":
             raise Refusal("table_full", N_("that table is not waiting for players; you may watch"))
         if len(table.seats) >= table.size:
@@ -884,6 +960,8 @@ class Lobby:
     def _spectate(self, client: _Client, tid: int) -> None:
         self._require_no_table(client)
         table = self._table(tid)
+        if table.code is not None and not client.admin:  # not listed: admins only
+            raise Refusal("no_table", N_("there is no such table"))
         table.spectators.append(client.id)
         client.table = tid
         self._send_chat_history(client)

@@ -48,6 +48,8 @@ class CreateTable(Message, frozen=True, tag=True):
     rated: bool = True
     turn_seconds: int = 60
     grace_seconds: int = 120
+    private: bool = False
+    """Not listed in the lobby: joined with its invite code (`JoinPrivate`; issue 13)."""
 
 
 TURN_SECONDS = (0, 10, 600)
@@ -61,6 +63,27 @@ class JoinTable(Message, frozen=True, tag=True):
     """Sit at a free seat of table `table` (waiting tables only)."""
 
     table: int
+
+
+class JoinPrivate(Message, frozen=True, tag=True):
+    """Sit at the private table whose invite code is `code` (any case; issue 13)."""
+
+    code: str
+
+
+class Challenge(Message, frozen=True, tag=True):
+    """Challenge the player online as `name` to a game of `preset` (issue 13): a private
+    table of two seats opens with the challenger at it, and `name` gets a `Challenged`."""
+
+    name: str
+    preset: str = "classic"
+
+
+class DeclineChallenge(Message, frozen=True, tag=True):
+    """Say no to the challenge of the private table with invite code `code`: its
+    challenger is told."""
+
+    code: str
 
 
 QUICK_WAITS = (15, 30, 60, 120)
@@ -248,6 +271,9 @@ Command = (
     CreateTable
     | JoinTable
     | QuickPlay
+    | JoinPrivate
+    | Challenge
+    | DeclineChallenge
     | SpectateTable
     | LeaveTable
     | StartGame
@@ -389,6 +415,9 @@ class TableState(Message, frozen=True, tag=True):
     turn_seconds: int = 0
     grace_seconds: int = 0
     """The table's turn timer (0: none) and disconnect grace, in seconds."""
+    code: str | None = None
+    """A private table's invite code, sent to those seated at it (None: a listed table;
+    issue 13)."""
     fill_in: float | None = None
     """A quick-play table waiting (`QuickPlay`): the seconds left, when this was sent, until
     bots take the free seats; None otherwise."""
@@ -425,6 +454,16 @@ class Notice(Message, frozen=True, tag=True):
 
     text: str
     args: Args = msgspec.field(default_factory=dict)
+
+
+class Challenged(Message, frozen=True, tag=True):
+    """`by` challenges this player to a game of `preset` at private table `table`: accept
+    with `JoinPrivate(code)`, say no with `DeclineChallenge(code)` (issue 13)."""
+
+    by: str
+    table: int
+    code: str
+    preset: str
 
 
 SAVE_PAUSED = N_("the server cannot save this game right now; it is paused")
@@ -555,6 +594,7 @@ Event = (
     | Goodbye
     | Announcement
     | AdminState
+    | Challenged
 )
 
 _encoder = msgspec.msgpack.Encoder()

@@ -220,6 +220,7 @@ class Table:
         # seats a bot plays from the game's start: one kept from the last game may carry
         # the name of the human it replaced, but its game is not that human's (ratings)
         self.bots_at_start: frozenset[int] = frozenset()
+        self.code: str | None = None  # a private table's invite code (issue 13)
         self.fill_seconds = 0  # a quick-play table: bots fill it this long after it opens
         self.games = 0  # games started at it
         self.turn_seconds = 0  # the turn timer (0: none); CreateTable.turn_seconds
@@ -738,6 +739,7 @@ class Table:
             grace_seconds=self.grace_seconds,
             rating_changes=self.rating_changes,
             fill_in=fill_in,
+            code=self.code if seat is not None else None,
         )
 
     def summary(self) -> protocol.TableSummary:
@@ -777,6 +779,7 @@ class Table:
                 turn_seconds=self.turn_seconds,
                 grace_seconds=self.grace_seconds,
                 paused=paused,
+                code=self.code,
                 seats=tuple(
                     SeatSnapshot(
                         name=s.name,
@@ -816,6 +819,7 @@ class Table:
         table.rated = snap.rated
         table.turn_seconds = snap.turn_seconds
         table.grace_seconds = snap.grace_seconds
+        table.code = snap.code
         table.bots_at_start = frozenset(snap.bots_at_start)
         table.opening = snap.opening
         table.log = GameLog(
@@ -896,6 +900,8 @@ class TableSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     first_opener: int
     rounds: tuple[RoundSnapshot, ...]
     automatic: tuple[protocol.AutoMove, ...] = ()
+    code: str | None = None
+    """A private table's invite code (issue 13); None for a listed table."""
 
 
 _SNAPSHOT_ENCODER = msgspec.json.Encoder()

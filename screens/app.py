@@ -31,6 +31,7 @@ from perudo_ssh.i18n import translator as translator_for
 from perudo_ssh.logs import log_event
 from screens.admin import AdminScreen
 from screens.chat import ChatLogs, chat_arrived
+from screens.dialogs import ConfirmDialog
 from screens.help import HelpScreen
 from screens.lobby import LobbyScreen
 from screens.messages import LobbyEventArrived, Send
@@ -329,6 +330,8 @@ class PerudoApp(App[str | None]):
                     title=self.tr._("Announcement from {name}", name=by),
                     timeout=ANNOUNCEMENT_SECONDS,
                 )
+            case protocol.Challenged() as challenge:
+                self._challenged(challenge)
             case protocol.LeftTable():
                 self.table = None
                 self.chat.table.clear()
@@ -343,6 +346,38 @@ class PerudoApp(App[str | None]):
                     markup=False,
                 )
                 self.set_timer(1.5, lambda: self.exit(reason))
+
+    def _challenged(self, challenge: protocol.Challenged) -> None:
+        """Someone challenges this player (issue 13): in the lobby, a y/n question (yes joins
+        the private table, no tells them); at a table, a notice with the invite code."""
+        if self.table is not None or len(self.screen_stack) > 1:
+            self.notify(
+                self.tr._(
+                    "{name} challenges you to a game of {preset}: in the lobby, press e and "
+                    "type {code}.",
+                    name=challenge.by,
+                    preset=challenge.preset,
+                    code=challenge.code,
+                ),
+                markup=False,
+                timeout=ARRIVAL_SECONDS,
+            )
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.send(protocol.JoinPrivate(code=challenge.code))
+            else:
+                self.send(protocol.DeclineChallenge(code=challenge.code))
+
+        def question(tr: Translator) -> str:
+            return tr._(
+                "{name} challenges you to a game of {preset}. Play?",
+                name=challenge.by,
+                preset=challenge.preset,
+            )
+
+        self.push_screen(ConfirmDialog(question), answered)
 
     def _show_lobby(self) -> None:
         self._lobby_pending = False

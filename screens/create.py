@@ -134,6 +134,7 @@ class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | No
             "bots": DEFAULT_BOTS,
             "name": "",
             "rated": True,
+            "private": False,
             "turn_seconds": DEFAULT_TURN_SECONDS,
             "grace_seconds": DEFAULT_GRACE_SECONDS,
         }
@@ -255,7 +256,15 @@ class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | No
                     Content(tr._("Rated")),
                     value=bool(values["rated"]),
                     id="rated",
-                    classes="flag",
+                    classes="flag half",
+                    compact=True,
+                )
+                # not listed in the lobby: joined with its invite code (issue 13)
+                yield MarkedCheckbox(
+                    Content(tr._("Private")),
+                    value=bool(values["private"]),
+                    id="private",
+                    classes="flag half",
                     compact=True,
                 )
             yield Static(id="create-status")
@@ -294,6 +303,7 @@ class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | No
             choice.set_options(self._choices(choice.id or ""))
         self.query_one("#name-label", Label).update(Content(self._label("name")))
         self.query_one("#rated", MarkedCheckbox).label = Content(tr._("Rated"))
+        self.query_one("#private", MarkedCheckbox).label = Content(tr._("Private"))
         self.query_one("#table-name", Input).placeholder = self._placeholder()
         self.query_one("#ok", Button).label = Content(tr._("Create"))
         self.query_one("#cancel", Button).label = Content(tr._("Cancel"))
@@ -310,6 +320,7 @@ class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | No
         values["stake"] = self.query_one("#stake", Input).value
         values["name"] = self.query_one("#table-name", Input).value
         values["rated"] = self.query_one("#rated", Checkbox).value
+        values["private"] = self.query_one("#private", Checkbox).value
         return values
 
     def _overrides(self, values: dict[str, object]) -> dict[str, str | int | bool]:
@@ -358,6 +369,7 @@ class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | No
             options=self._overrides(values),
             name=name or None,
             rated=bool(values["rated"]),
+            private=bool(values["private"]),
             turn_seconds=turn,
             grace_seconds=grace,
         )

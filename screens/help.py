@@ -25,6 +25,8 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("↑ ↓", N_("choose a table")),
         ("c", N_("create a table")),
         ("g", N_("quick play: the best open table, or a new one bots fill after a wait")),
+        ("e", N_("join a private table with its invite code")),
+        ("x", N_("challenge a player online to a game (a private table of two)")),
         ("j / Enter", N_("join the chosen table")),
         ("s", N_("watch the chosen table")),
         ("m / Tab", N_("chat: type a line, Enter says it, Esc goes back")),

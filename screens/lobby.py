@@ -22,6 +22,7 @@ from screens.chat import ChatPane
 from screens.create import CreateTableDialog
 from screens.footer import Footer
 from screens.history import HistoryScreen
+from screens.invite import ChallengeDialog, InviteCodeDialog
 from screens.leaderboard import LeaderboardScreen
 from screens.messages import Send
 from screens.mounting import composed
@@ -121,12 +122,23 @@ class LobbyScreen(Screen[None]):
         Binding("l", "leaderboard", N_("Leaders")),
         Binding("p", "profile", N_("Profile")),
         Binding("k", "account", N_("Account")),
+        # private tables and challenges (issue 13)
+        Binding("e", "invite_code", N_("Invite code")),
+        Binding("x", "challenge", N_("Challenge")),
         Binding("m", "chat", N_("Chat"), show=False),  # the pane's title says so
         Binding("f2", "app.language", N_("Language"), key_display="F2"),
         Binding("q", "app.quit", N_("Quit")),
     ]
 
-    FOOTER_WHEN_ROOM = ("quick_play", "history", "leaderboard", "profile", "account")
+    FOOTER_WHEN_ROOM = (
+        "quick_play",
+        "history",
+        "leaderboard",
+        "profile",
+        "account",
+        "invite_code",
+        "challenge",
+    )
     """Actions whose keys the footer shows only where the line has room (issue 13)."""
 
     def __init__(self) -> None:
@@ -298,6 +310,18 @@ class LobbyScreen(Screen[None]):
                 self.post_message(Send(command))
 
         app.push_screen(QuickPlayDialog(preset, wait), chosen)
+
+    def action_invite_code(self) -> None:
+        """Join a private table by its invite code (`InviteCodeDialog`; issue 13)."""
+        self.app.push_screen(InviteCodeDialog(), self._send_chosen)
+
+    def action_challenge(self, name: str = "") -> None:
+        """Challenge a player by name (`ChallengeDialog`; issue 13)."""
+        self.app.push_screen(ChallengeDialog(name), self._send_chosen)
+
+    def _send_chosen(self, command: protocol.Command | None) -> None:
+        if command is not None:
+            self.post_message(Send(command))
 
     def action_join(self) -> None:
         table = self._selected()

@@ -66,6 +66,8 @@ def title_line(tr: Translator, table: protocol.TableState, width: int = TITLE_WI
     (`…`)."""
     # "Table 3", never a bare "#3": the games kept are numbered apart (`record`, issue 13)
     parts = [tr._("Table {id}", id=table.id), table.name]
+    if table.code is not None:  # a private table: its players see its invite code (issue 13)
+        parts.append(tr._("private, code {code}", code=table.code))
     if table.me is None:
         parts.append(tr._("watching"))
     game = table.game
@@ -379,6 +381,11 @@ def waiting_lines(
         hint = wait + tr._("{name} starts the game.", name=table.seats[table.creator].name)
     else:  # its creator left with nobody after them: whoever sits down next takes over
         hint = wait + tr._("The next player to sit down can start the game.")
+    if missing and table.code is not None:
+        hint += " " + tr._(
+            "A private table: the others press e in the lobby and type its code {code}.",
+            code=table.code,
+        )
     if missing and table.fill_in is not None:
         hint += " " + tr._(
             "Bots take the free seats in {time} unless players come first.",

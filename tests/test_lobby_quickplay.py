@@ -73,3 +73,64 @@ async def test_a_quick_play_out_of_range_is_refused_and_changes_nothing(command,
         assert refused.code == code
         ana.send(P.QuickPlay())
         assert (await ana.expect(P.TableState)).seats[0].name == "ana"
+
+
+async def test_a_private_table_is_unlisted_and_joined_with_its_invite_code():
+    """Issue 13: a private table is not in the lobby list; its seated players get its invite
+    code; joining or watching it by number is refused as if it did not exist, quick play
+    passes it by, and the code (any case) seats a player."""
+    async with running_lobby() as lobby:
+        ana, ben, cyd = [await connected(lobby, name) for name in ("ana", "ben", "cyd")]
+        ana.send(P.CreateTable(seats=3, bots=0, private=True))
+        mine = await ana.expect(P.TableState)
+        code = mine.code
+        assert code is not None and len(code) == 6 and code.isupper()
+        ben.send(P.Say(text="still here"))  # the lobby list sent with the table is settled
+        await ben.expect(P.ChatLine)
+        listed = ben.events[-1]
+        assert not any(isinstance(e, P.LobbyState) and e.tables for e in ben.events), listed
+        for command in (P.JoinTable(table=mine.id), P.SpectateTable(table=mine.id)):
+            ben.send(command)
+            refused = await ben.expect(P.Refused)
+            assert (refused.code, refused.message) == ("no_table", "there is no such table")
+        ben.send(P.JoinPrivate(code="ZZZZZZ" if code != "ZZZZZZ" else "YYYYYY"))
+        assert (await ben.expect(P.Refused)).message == "no table has the invite code {code}"
+        cyd.send(P.QuickPlay())
+        assert (await cyd.expect(P.TableState)).id != mine.id
+        ben.send(P.JoinPrivate(code=f" {code.lower()} "))
+        seated = await ben.expect(P.TableState)
+        assert (seated.id, seated.code, [s.name for s in seated.seats]) == (
+            mine.id,
+            code,
+            ["ana", "ben"],
+        )
+
+
+async def test_a_challenge_opens_a_private_table_of_two_and_the_challenged_may_say_no():
+    async with running_lobby() as lobby:
+        ana, ben = [await connected(lobby, name) for name in ("ana", "ben")]
+        for name, message in (("ana", "you cannot challenge yourself"),
+                              ("dan", "nobody called {name} is online")):  # fmt: skip
+            ana.send(P.Challenge(name=name))
+            assert (await ana.expect(P.Refused)).message == message
+        ana.send(P.Challenge(name="BEN", preset="gamerules"))
+        told = await ana.expect(P.Notice)  # said in the batch, before the table is sent
+        assert (told.text, told.args) == (
+            "You challenged {name}; the table waits for them.",
+            {"name": "ben"},
+        )
+        table = await ana.expect(P.TableState)
+        assert (table.size, table.options.preset, table.name) == (2, "gamerules", "ana – ben")
+        challenged = await ben.expect(P.Challenged)
+        assert (challenged.by, challenged.table, challenged.code, challenged.preset) == (
+            "ana",
+            table.id,
+            table.code,
+            "gamerules",
+        )
+        ben.send(P.DeclineChallenge(code=challenged.code))
+        declined = await ana.expect(P.Notice)
+        assert (declined.text, declined.args) == ("{name} declined the challenge.", {"name": "ben"})
+        ben.send(P.JoinPrivate(code=challenged.code))  # changed their mind: the table waits
+        started = await ben.expect(P.TableState)
+        assert started.id == table.id and started.status == "playing"

@@ -54,7 +54,7 @@ async def test_the_lobby_footer_shows_leaders_profile_and_account_where_there_is
     session = FakeSession()
     app = await start(session, lobby_state(summary(1)))
     base = "c Create table  g Quick play  j/⏎ Join  s Watch"
-    extra = "h History  l Leaders  p Profile  k Account"
+    extra = "h History  l Leaders  p Profile  k Account  e Invite code  x Challenge"
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: base in screen_text(app))
         footer = screen_text(app).splitlines()[-1]

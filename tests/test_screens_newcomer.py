@@ -3,12 +3,16 @@ game-over wording, a spectator's title and game-over box, the reveal's hint, a r
 
 from __future__ import annotations
 
+from textual.widgets import Checkbox
+
 from perudo_ssh import protocol as P
 from perudo_ssh.i18n import translator
 from perudo_ssh.rules import Roll, apply, observe
 from screens import tableview
 from screens.app import make_app
+from screens.create import CreateTableDialog
 from screens.gameover import GameOverScreen
+from screens.invite import ChallengeDialog, InviteCodeDialog
 from screens.quickplay import QuickPlayDialog
 from screens.table import TableScreen
 from tests.test_screens_fakes import (
@@ -354,3 +358,50 @@ async def test_quick_play_picks_a_preset_and_a_wait_and_the_table_counts_the_wai
         assert "Bots take the free seats in 1:00 unless players come first." in text or (
             "Bots take the free seats in 0:59 unless players come first." in text
         )
+
+
+async def test_private_tables_and_challenges_from_the_lobby():
+    """Issue 13: the create dialog's Private box, `i` to join by invite code, `x` to
+    challenge a player with a preset (↑/↓), a challenge answered y or n; a private table's
+    title and waiting hint give its code."""
+    session = FakeSession("ben")
+    app = start(session, P.LobbyState(tables=(), online=("ana", "ben")))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "Online (2)" in screen_text(app))
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CreateTableDialog))
+        await pilot.pause()
+        assert "[ ] Private" in screen_text(app) or "☐ Private" in screen_text(app)
+        app.screen.query_one("#private", Checkbox).value = True
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: len(session.sent) == 1)
+        assert session.sent[0].private is True
+        await pilot.press("e")
+        await wait_until(pilot, lambda: isinstance(app.screen, InviteCodeDialog))
+        await pilot.pause()
+        assert "Join a private table" in screen_text(app)
+        await pilot.press("enter")  # nothing typed: nothing sent
+        await pilot.press(*"k7p2qx", "enter")
+        await wait_until(pilot, lambda: len(session.sent) == 2)
+        assert session.sent[1] == P.JoinPrivate(code="k7p2qx")
+        await pilot.press("x")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChallengeDialog))
+        await pilot.pause()
+        assert "Preset  ◀ classic ▶   ↑/↓" in screen_text(app)
+        await pilot.press(*"ana", "down", "enter")
+        await wait_until(pilot, lambda: len(session.sent) == 3)
+        assert session.sent[2] == P.Challenge(name="ana", preset="calza-anytime")
+        for key, answer in (("y", P.JoinPrivate(code="ABCDEF")),
+                            ("n", P.DeclineChallenge(code="ABCDEF"))):  # fmt: skip
+            session.feed(P.Challenged(by="ana", table=4, code="ABCDEF", preset="gamerules"))
+            await wait_until(pilot, lambda: "ana challenges you" in screen_text(app))
+            assert "ana challenges you to a game of gamerules. Play?" in screen_text(app)
+            await pilot.press(key)
+            await wait_until(pilot, lambda answer=answer: session.sent[-1] == answer)
+        seats = (P.SeatInfo(name="ana", bot=False), P.SeatInfo(name="ben", bot=False))
+        session.feed(table_state(None, status="waiting", seats=seats, size=3, me=1, code="K7P2QX"))
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.pause()
+        text = " ".join(screen_text(app).split())
+        assert "Table 1 · ana's table · private, code K7P2QX · waiting" in text
+        assert "A private table: the others press e in the lobby and type its code K7P2QX." in text
