@@ -25,11 +25,14 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Sparkline, Static
 
+from perudo_ssh import protocol
 from perudo_ssh.i18n import N_, Translator
 from perudo_ssh.ratings import DEFAULT, Rating
 from perudo_ssh.referee import Verdict
 from perudo_ssh.stats import CallTally, GameTally, PlayerStats, stats_of_tallies, tally_verdict
 from screens.footer import Footer
+from screens.invite import ChallengeDialog
+from screens.messages import Send
 from screens.mounting import composed
 from screens.stored import GUEST, rating_of_row, shown_rating, store_and_account
 from screens.widgets import app_tr
@@ -168,6 +171,7 @@ class ProfileScreen(Screen[None]):
 
     BINDINGS = [
         Binding("escape,q,p", "close", N_("Back"), key_display="esc"),
+        Binding("x", "challenge", N_("Challenge")),
         Binding("f2", "app.language", N_("Language"), key_display="F2"),
     ]
 
@@ -214,6 +218,31 @@ class ProfileScreen(Screen[None]):
             self._problem = N_("That profile could not be read just now.")
         self.draw()
 
+    def _other(self) -> str | None:
+        """The name on another player's profile (None: one's own, or not read yet)."""
+        mine = store_and_account(self.app)
+        profile = self.profile
+        if profile is None or mine is None or self.account_id == mine[1].id:
+            return None
+        return profile.name
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "challenge":  # another player's profile only (issue 13)
+            return self._other() is not None
+        return True
+
+    def action_challenge(self) -> None:
+        """Challenge the player of this profile (`ChallengeDialog`, the name filled in)."""
+        name = self._other()
+        if name is None:
+            return
+
+        def chosen(command: protocol.Command | None) -> None:
+            if command is not None:
+                self.post_message(Send(command))
+
+        self.app.push_screen(ChallengeDialog(name), chosen)
+
     def draw(self) -> None:
         """Draw the profile (or why there is none) in the app's language."""
         if not composed(self):
@@ -231,6 +260,7 @@ class ProfileScreen(Screen[None]):
             for widget in (trend_title, sparkline, trend):
                 widget.display = False
             return
+        self.refresh_bindings()  # `x` once it is another's profile
         title.update(tr._("Profile of {name}", name=profile.name))
         body.update(Content("\n").join(profile_lines(tr, profile)))
         trend_title.update(Content.styled(tr._("Rating over time"), "bold underline"))

@@ -419,7 +419,7 @@ async def test_the_leaderboard_ranks_by_rating_and_opens_a_players_profile(tmp_p
     best, second = sorted(final, key=lambda name: -final[name])
     counts = {"ana": ("3", "1"), "ben": ("3", "2")}
     try:
-        _, app = start(store, ana)
+        session, app = start(store, ana)
         async with app.run_test(size=SIZE) as pilot:
             await open_screen(pilot, app, "l", LeaderboardScreen)
             grid = app.screen.query_one("#leaders", DataTable)
@@ -452,6 +452,11 @@ async def test_the_leaderboard_ranks_by_rating_and_opens_a_players_profile(tmp_p
             assert line_with(app, "Calza", "and", "Jonti") == [
                 "Calza", "and", "Jonti", "1", "called", "·", "0", "right", "(0%)",
             ]  # fmt: skip
+            # another's profile offers a challenge, the name filled in (issue 13)
+            assert "x Challenge" in lines_of(app)[-1]
+            await pilot.press("x", "enter")
+            await wait_until(pilot, lambda: bool(session.sent))
+            assert session.sent == [P.Challenge(name="ben", preset="classic")]
     finally:
         await store.close()
 
@@ -468,6 +473,7 @@ async def test_your_profile_shows_games_wins_calls_and_the_rating_over_time(tmp_
             await wait_until(pilot, lambda: profile.profile is not None)
             await pilot.pause()
             assert lines_of(app)[0].strip() == "Profile of ana"
+            assert "Challenge" not in lines_of(app)[-1]  # not oneself
             rating = str(shown[-1])
             assert line_with(app, "Rating", rating) == [
                 "Rating",
