@@ -85,6 +85,7 @@ class _Client:
     admin: bool = False
     address: str | None = None  # the client's IP address
     account_id: int | None = None  # the key's account (None: a guest, or no store)
+    wanted: str = ""  # the name asked for (`name` is it, or it with a suffix: `ben-2`)
     watching_admin: bool = False  # an admin with the admin screen open
 
     @property
@@ -202,6 +203,7 @@ class Lobby:
         # the shown rating of each rated account, by account id (issue 13): set by the
         # server from its store (None: no store, nobody is rated), kept by `rated`
         self.ratings: dict[int, int] | None = None
+        self._gone_names: list[_Client] = []  # sessions gone whose name may be taken back
         # table id -> (the game log saved, its save key): one key per game (`_save`)
         self._saving: dict[int, tuple[GameLog, int]] = {}
         self._save_keys = itertools.count(1)
@@ -567,6 +569,7 @@ class Lobby:
         Sending may find sessions too slow; dropping them changes their tables and who is
         online, so save and send again until nobody more is dropped."""
         while True:
+            self._guarded(self._names_back)
             if await self._save() and self.unsaved:
                 self._resume_saved()
                 continue  # what resuming moved on is saved before it is sent
@@ -687,6 +690,7 @@ class Lobby:
             admin=connect.admin,
             address=connect.address,
             account_id=connect.account_id,
+            wanted=wanted,
         )
         self._clients[session.id] = client
         self._send(client, protocol.Welcome(name=name, admin=client.admin))
@@ -750,6 +754,51 @@ class Lobby:
         self._clients.pop(client.id, None)
         self._lobby_pending.discard(client.id)
         self.moderation.forget_session(client.id)
+        if client.owner is not None and client.name.casefold() == client.wanted.casefold():
+            self._gone_names.append(client)  # `_names_back`, once the batch is over
+
+    def _names_back(self) -> None:
+        """At the end of a batch, for each session gone in it (`_remove`): `_name_back`."""
+        gone, self._gone_names = self._gone_names, []
+        for client in gone:
+            self._name_back(client)
+
+    def _name_back(self, gone: _Client) -> None:
+        """Issue 13, item 1: a session named `ben-2` because another of the same identity
+        was online as `ben` takes the name back once that one is gone — at once in the
+        lobby, as a spectator or at a waiting table; mid-game its seat keeps the name the
+        game began with (its record's), and takes the new one when the table waits again
+        (`_after_change`). It is told (`Welcome` again, and a notice). Done once the batch
+        is over, so that sessions ended together (a ban of a key) are not renamed first."""
+        taken = {c.name.casefold() for c in self._clients.values()}
+        if gone.wanted.casefold() in taken:
+            return
+        client = next(
+            (
+                c
+                for c in self._clients.values()
+                if c.owner == gone.owner and not c.dropped and c.name != c.wanted
+            ),
+            None,
+        )
+        if client is None:
+            return
+        log_event(log, "renamed", old=client.name, new=client.wanted)
+        client.name = client.wanted
+        self._send(client, protocol.Welcome(name=client.name, admin=client.admin))
+        self._send(
+            client,
+            protocol.Notice(
+                text=N_("Your other session ended: you play as {name} again."),
+                args={"name": client.name},
+            ),
+        )
+        table = self.tables.get(client.table) if client.table is not None else None
+        if table is not None:
+            seat = table.seat_of(client.id)
+            if seat is not None and table.status == "waiting":
+                table.seats[seat].name = client.name
+            self._changed[table.id] = None  # a spectator's name shows there too
 
     def _disconnect(self, client: _Client) -> None:
         """`client` lost its connection while at a table: a playing seat with an identity is
@@ -1138,6 +1187,11 @@ class Lobby:
         if table.id in self.paused or table.id in self.unsaved:
             self._cancel_timer(table.id)
             return
+        if table.status == "waiting":  # a seat takes its player's name back (`_name_back`)
+            for seat in table.seats:
+                client = self._clients.get(seat.sid) if seat.sid is not None else None
+                if client is not None and seat.name != client.name:
+                    seat.name = client.name
         was = table.status
         table.advance(self.dice)
         if was == "waiting" and table.status == "playing":

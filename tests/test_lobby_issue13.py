@@ -1,5 +1,6 @@
-"""Quick play (issue 13): one command seats a player at the best open table, or opens one
-that bots fill after the wait chosen."""
+"""What players missed (issue 13), in the lobby: quick play (one command seats a player at
+the best open table, or opens one that bots fill after the wait chosen), private tables and
+challenges, and a second session taking its account's name back."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 
 from perudo_ssh import protocol as P
 from tests.test_lobby_support import connected, running_lobby
+from tests.test_moderation import Member, member
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -134,3 +136,29 @@ async def test_a_challenge_opens_a_private_table_of_two_and_the_challenged_may_s
         ben.send(P.JoinPrivate(code=challenged.code))  # changed their mind: the table waits
         started = await ben.expect(P.TableState)
         assert started.id == table.id and started.status == "playing"
+
+
+async def test_a_second_session_takes_the_accounts_name_back_once_the_first_is_gone():
+    """Issue 13, item 1: `ben-2` (a second session of ben's account) becomes `ben` when the
+    first session ends: told so, its seat at a waiting table renamed, the online list too.
+    A guest's suffix stays (nobody to be)."""
+    async with running_lobby() as lobby:
+        first = await member(lobby, "ben", "SHA256:ben", account=5)
+        second = Member(lobby, "ben", "SHA256:phone", account=5)
+        assert (await second.expect(P.Welcome)).name == "ben-2"
+        guest = Member(lobby, "ben", None)
+        assert (await guest.expect(P.Welcome)).name == "ben-3"
+        second.send(P.CreateTable(seats=3, bots=1))
+        table = await second.expect(P.TableState)
+        assert [s.name for s in table.seats] == ["ben-2", table.seats[1].name]
+        first.session.close()
+        welcome = await second.expect(P.Welcome)
+        told = await second.expect(P.Notice)
+        renamed = await second.expect(P.TableState)
+        assert welcome.name == "ben" and renamed.seats[0].name == "ben"
+        assert (told.text, told.args) == (
+            "Your other session ended: you play as {name} again.",
+            {"name": "ben"},
+        )
+        online = await guest.expect(P.LobbyState, lambda s: "ben-2" not in s.online)
+        assert online.online == ("ben", "ben-3")
