@@ -43,7 +43,11 @@ class _PromptDialog(PartialBackground, ModalScreen[protocol.Command | None]):
         with Vertical(classes="dialog prompt-box"):
             yield Static(id="prompt-title", classes="dialog-title")
             field = QuietInput(
-                self._value, max_length=self.MAX_LENGTH, id="prompt-input", compact=True
+                self._value,
+                placeholder=self._placeholder(app_tr(self)),
+                max_length=self.MAX_LENGTH,
+                id="prompt-input",
+                compact=True,
             )
             field.cursor_blink = False  # no idle CPU per session
             yield field
@@ -65,10 +69,14 @@ class _PromptDialog(PartialBackground, ModalScreen[protocol.Command | None]):
         tr = app_tr(self)
         title, lines = self._texts(tr)
         self.query_one("#prompt-title", Static).update(Content(title))
+        self.query_one(Input).placeholder = self._placeholder(tr)
         self.query_one("#prompt-lines", Static).update(Content("\n".join(lines)))
         self.query_one("#prompt-hint", Static).update(Content(tr._("Enter: send · Esc: cancel")))
 
     def _texts(self, tr: Translator) -> tuple[str, list[str]]:
+        raise NotImplementedError
+
+    def _placeholder(self, tr: Translator) -> str:
         raise NotImplementedError
 
     def _command(self, text: str) -> protocol.Command:
@@ -93,6 +101,9 @@ class InviteCodeDialog(_PromptDialog):
         return tr._("Join a private table"), [
             tr._("Type the invite code the table's players gave you (six letters and digits).")
         ]
+
+    def _placeholder(self, tr: Translator) -> str:
+        return tr._("the invite code, then Enter")
 
     def _command(self, text: str) -> protocol.Command:
         return protocol.JoinPrivate(code=text)
@@ -125,6 +136,9 @@ class ChallengeDialog(_PromptDialog):
         presets = list(PRESETS)
         self.preset = presets[(presets.index(self.preset) + step) % len(presets)]
         self._draw()
+
+    def _placeholder(self, tr: Translator) -> str:
+        return tr._("a player's name, then Enter")
 
     def _command(self, text: str) -> protocol.Command:
         return protocol.Challenge(name=text, preset=self.preset)

@@ -3,6 +3,7 @@ game-over wording, a spectator's title and game-over box, the reveal's hint, a r
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Checkbox
 
 from perudo_ssh import protocol as P
@@ -405,3 +406,47 @@ async def test_private_tables_and_challenges_from_the_lobby():
         text = " ".join(screen_text(app).split())
         assert "Table 1 · ana's table · private, code K7P2QX · waiting" in text
         assert "A private table: the others press e in the lobby and type its code K7P2QX." in text
+
+
+@pytest.mark.parametrize(
+    ("language", "quick", "waits", "private", "challenged"),
+    [
+        (
+            "fr",
+            "Variante    ◀ toute variante ▶   ←/→",
+            "Bots après  ◀ 30 s ▶   ↑/↓",
+            "Table privée : les autres appuient sur e dans le salon et tapent son code K7P2QX.",
+            "ana vous défie à une partie de classic. Jouer ?",
+        ),
+        (
+            "ru",
+            "Вариант    ◀ любой вариант ▶   ←/→",
+            "Боты через ◀ 30 с ▶   ↑/↓",
+            "Закрытый стол: остальные нажимают e в лобби и вводят его код K7P2QX.",
+            "ana вызывает вас на партию classic. Играть?",
+        ),
+    ],
+)
+async def test_quick_play_challenges_and_private_tables_in_french_and_russian(
+    language, quick, waits, private, challenged
+):
+    """Issue 13: the new texts as a French or a Russian player sees them."""
+    session = FakeSession("ben")
+    app = make_app(session, language)
+    session.feed(P.Welcome(name="ben"), P.LobbyState(tables=(), online=("ana", "ben")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: "(2)" in screen_text(app))
+        await pilot.press("g")
+        await wait_until(pilot, lambda: isinstance(app.screen, QuickPlayDialog))
+        await pilot.pause()
+        assert quick in screen_text(app) and waits in screen_text(app)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, QuickPlayDialog))
+        session.feed(P.Challenged(by="ana", table=4, code="ABCDEF", preset="classic"))
+        await wait_until(pilot, lambda: challenged in screen_text(app))
+        await pilot.press("n")
+        seats = (P.SeatInfo(name="ana", bot=False), P.SeatInfo(name="ben", bot=False))
+        session.feed(table_state(None, status="waiting", seats=seats, size=3, me=1, code="K7P2QX"))
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await wait_until(pilot, lambda: "K7P2QX" in screen_text(app))
+        assert private in " ".join(screen_text(app).split())
