@@ -6,6 +6,14 @@ independent fair dice, so the number of them that count for a bid is binomial: p
 unknown die for a non-paco face when pacos are wild, 1/6 for pacos or in a special round.
 It only ever returns something offered in `view.choices`, so it is always legal.
 
+Three levels (issue 14), `LEVELS`: `medium` as above; `easy` makes a beginner's mistakes on
+purpose (it bids its own face too high, calls dudo late, never calza); `hard` weighs every
+option by the chance it wins — dudo by the chance the bid is false, a calza by the chance it
+is exact, a raise by the chance it is true — and takes the best, with a little noise between
+near-equal options so that its bids cannot be read; it reads every bid of every opponent
+this round as telling which faces they hold (`Belief`: a posterior over each opponent's hand,
+computed exactly).
+
 At a club table (RULES.md §4–§6): a bot declares the calzone round it is offered half the
 time (`CALZONE_CHANCE`); right after its own bid it shows the hidden dice that count for that
 bid and re-rolls the others (`show_after_bid`), now and then, when it holds both kinds. It
@@ -16,7 +24,9 @@ asks it then, never in between).
 from __future__ import annotations
 
 import random
-from math import comb
+from functools import cache
+from itertools import combinations_with_replacement
+from math import comb, exp, factorial
 
 from perudo_ssh import protocol
 from perudo_ssh.rules import Bid, GameView, count_bid
@@ -32,6 +42,18 @@ OPEN_AT_LEAST = (0.55, 0.75)
 
 CALZA_AT_LEAST = 0.45
 """Call calza when the current bid is exactly right with at least this probability."""
+
+LEVELS = ("easy", "medium", "hard")
+"""The bots' strengths, weakest first (issue 14); `medium` is the bot of the first releases."""
+
+EASY_DUDO_BELOW = (0.10, 0.20)
+"""`easy` calls dudo late: only when the bid is true with a probability below this."""
+
+EASY_BID_AT_LEAST = (0.15, 0.30)
+"""`easy` raises on its own face while the raise is true with at least this probability."""
+
+HARD_NOISE = 0.03
+"""`hard` picks at random among options whose chances are within this of the best."""
 
 CALZONE_CHANCE = 0.5
 """How often a bot declares the calzone round it is offered (RULES.md §4)."""
@@ -106,12 +128,140 @@ class Odds:
         return count_bid(bid, self.own, self.wild)
 
 
-def choose(view: GameView, rng: random.Random) -> protocol.Command | None:
-    """The bot's move for seat `view.me`: a `MakeBid`, `MakeCall` or `DeclareCalzone`, taken
-    from `view.choices`; None when it has nothing to do (not its turn, no game)."""
-    choices = view.choices
+HARD_SHARPNESS = 5.0
+"""How strongly the hard bot believes a bid's face is one its bidder holds: the weight of a
+face is exp(HARD_SHARPNESS × the dice that count for it) (`Belief`)."""
+
+HARD_BLUFF = 0.02
+"""The share of bids the hard bot reads as saying nothing of the bidder's hand (`Belief`)."""
+
+
+@cache
+def _hands(n: int) -> tuple[tuple[tuple[int, ...], float], ...]:
+    """Every hand of `n` fair dice as a sorted tuple, with its probability."""
+    hands = []
+    for hand in combinations_with_replacement(range(1, 7), n):
+        ways = factorial(n)
+        for face in set(hand):
+            ways //= factorial(hand.count(face))
+        hands.append((hand, ways / 6**n))
+    return tuple(hands)
+
+
+class Belief:
+    """The hard bot's reading of the table (issue 14): each opponent's hidden dice are a
+    hand of fair dice weighed by how likely it made the bids that opponent made this round —
+    the face of each bid is one it holds more of (weight exp(`HARD_SHARPNESS` × the dice that
+    count for it), softmax over the six faces), except for a share `HARD_BLUFF` of bids that
+    say nothing. The chance that a bid is true (or exact) is then exact under that model:
+    the opponents' counts for the face, convolved, plus the dice the bot sees."""
+
+    def __init__(self, view: GameView) -> None:
+        assert view.me is not None
+        self.view = view
+        mine = view.seats[view.me]
+        self.seen = tuple(mine.hidden or ()) + tuple(f for s in view.seats for f in s.shown)
+        self.wild = view.wild
+        bids: dict[int, list[int]] = {}
+        for entry in view.bids:
+            if entry.seat != view.me:
+                bids.setdefault(entry.seat, []).append(entry.bid.face)
+        self.others = [
+            (s.dice - len(s.shown), tuple(bids.get(s.seat, ())))
+            for s in view.seats
+            if s.seat != view.me and s.dice > len(s.shown)
+        ]
+        self._totals: dict[int, list[float]] = {}
+
+    def _counts(self, hand: tuple[int, ...]) -> list[int]:
+        """The dice of `hand` that count for each face 1..6 (index 0 unused)."""
+        ones = hand.count(1)
+        return [0] + [hand.count(f) + (ones if self.wild and f != 1 else 0) for f in range(1, 7)]
+
+    def _total(self, face: int) -> list[float]:
+        """P(the opponents' hidden dice count exactly k for `face`), k = 0.. (cached)."""
+        if face in self._totals:
+            return self._totals[face]
+        total = [1.0]
+        for n, faces in self.others:
+            dist = [0.0] * (n + 1)
+            for hand, prior in _hands(n):
+                counts = self._counts(hand)
+                weight = prior
+                if faces:
+                    exps = [exp(HARD_SHARPNESS * counts[f]) for f in range(1, 7)]
+                    norm = sum(exps)
+                    for bid_face in faces:
+                        weight *= HARD_BLUFF / 6 + (1 - HARD_BLUFF) * exps[bid_face - 1] / norm
+                dist[counts[face]] += weight
+            scale = sum(dist)
+            dist = [d / scale for d in dist]
+            merged = [0.0] * (len(total) + n)
+            for i, a in enumerate(total):
+                if a:
+                    for j, b in enumerate(dist):
+                        merged[i + j] += a * b
+            total = merged
+        self._totals[face] = total
+        return total
+
+    def at_least(self, bid: Bid) -> float:
+        """P(the bid is true) under the belief."""
+        need = bid.count - count_bid(bid, self.seen, self.wild)
+        total = self._total(bid.face)
+        return 1.0 if need <= 0 else sum(total[need:])
+
+    def exactly(self, bid: Bid) -> float:
+        """P(exactly `count` dice count for the bid) under the belief."""
+        need = bid.count - count_bid(bid, self.seen, self.wild)
+        total = self._total(bid.face)
+        return total[need] if 0 <= need < len(total) else 0.0
+
+    def held(self, bid: Bid) -> int:
+        """How many of the bot's own dice count for the bid."""
+        mine = self.view.seats[self.view.me]  # type: ignore[index]
+        return count_bid(bid, tuple(mine.hidden or ()) + mine.shown, self.wild)
+
+
+def choose(view: GameView, rng: random.Random, level: str = "medium") -> protocol.Command | None:
+    """The move of a bot of `level` (`LEVELS`) for seat `view.me`: a `MakeBid`, `MakeCall` or
+    `DeclareCalzone`, taken from `view.choices`; None when it has nothing to do (no game, or
+    not its turn and no out-of-turn call worth making: `off_turn`). Raises ValueError for an
+    unknown level."""
+    if level not in LEVELS:
+        raise ValueError(f"unknown bot level {level!r}")
     if view.me is None or view.phase != "bidding":
         return None
+    if view.turn != view.me:
+        return off_turn(view, level)
+    if level == "easy":
+        return _easy(view, rng)
+    if level == "hard":
+        return _hard(view, rng)
+    return _medium(view, rng)
+
+
+def off_turn(view: GameView, level: str = "medium") -> protocol.MakeCall | None:
+    """An out-of-turn call (RULES.md §3 calza any time, §5 jonti) when it is worth it by the
+    odds the bot uses on its turn: the last bid exact with at least `CALZA_AT_LEAST` and
+    more likely exact than false, and a right call gives a die back (`_may_gain`); else
+    None. `easy` never calls out of turn."""
+    choices = view.choices
+    if level == "easy" or not view.bids or not (choices.calza or choices.jonti):
+        return None
+    if not _may_gain(view):
+        return None
+    odds: Odds | Belief = Belief(view) if level == "hard" else Odds(view)
+    last = view.bids[-1].bid
+    exact = odds.exactly(last)
+    if exact >= max(CALZA_AT_LEAST, 1 - odds.at_least(last)):
+        return protocol.MakeCall(call="calza" if choices.calza else "jonti")
+    return None
+
+
+def _medium(view: GameView, rng: random.Random) -> protocol.Command | None:
+    """The medium bot on its turn (the module docstring)."""
+    choices = view.choices
     if choices.calzone and rng.random() < CALZONE_CHANCE:
         return protocol.DeclareCalzone()
     odds = Odds(view)
@@ -136,6 +286,71 @@ def choose(view: GameView, rng: random.Random) -> protocol.Command | None:
     if choices.calza:
         return protocol.MakeCall(call="calza")
     return None
+
+
+def _easy(view: GameView, rng: random.Random) -> protocol.Command | None:
+    """The easy bot on its turn: dudo only on a very unlikely bid (`EASY_DUDO_BELOW`), else a
+    raise on the face it holds most while that stays at all plausible (`EASY_BID_AT_LEAST`),
+    else the likeliest raise; calzone half the time; never calza."""
+    choices = view.choices
+    if choices.calzone and rng.random() < CALZONE_CHANCE:
+        return protocol.DeclareCalzone()
+    odds = Odds(view)
+    last = view.bids[-1].bid if view.bids else None
+    if last is not None and choices.dudo and odds.at_least(last) < rng.uniform(*EASY_DUDO_BELOW):
+        return protocol.MakeCall(call="dudo")
+    if choices.bids:
+        faces = {b.face for b in choices.bids}
+        favourite = max(faces, key=lambda f: (odds.held(Bid(count=1, face=f)), f != 1, f))
+        floor = rng.uniform(*EASY_BID_AT_LEAST)
+        mine = [b for b in choices.bids if b.face == favourite and odds.at_least(b) >= floor]
+        if mine:  # the highest it dares when opening, the smallest raise after
+            bid = max(mine, key=lambda b: b.count) if last is None else mine[0]
+        else:
+            bid = max(choices.bids, key=lambda b: (odds.at_least(b), -b.count))
+        return protocol.MakeBid(count=bid.count, face=bid.face)
+    if choices.dudo:
+        return protocol.MakeCall(call="dudo")
+    return None
+
+
+def _hard(view: GameView, rng: random.Random) -> protocol.Command | None:
+    """The hard bot on its turn: every option scored by the chance it wins, the best taken
+    (among those within `HARD_NOISE` of it, at random). A raise scores its chance of being
+    true; among raises, the smallest count of the faces it holds breaks ties. A calzone round
+    (RULES.md §4) is declared when 8 dice or fewer are in play: a rough rule, not tuned."""
+    choices = view.choices
+    odds = Belief(view)
+    if choices.calzone:
+        return (
+            protocol.DeclareCalzone()
+            if view.dice_in_play <= 8
+            else _hard_no_calzone(view, rng, odds)
+        )
+    return _hard_no_calzone(view, rng, odds)
+
+
+def _hard_no_calzone(view: GameView, rng: random.Random, odds: Belief) -> protocol.Command | None:
+    choices = view.choices
+    last = view.bids[-1].bid if view.bids else None
+    options: list[tuple[float, protocol.Command]] = []
+    if last is not None:
+        p_true = odds.at_least(last)
+        if choices.dudo:
+            options.append((1 - p_true, protocol.MakeCall(call="dudo")))
+        if choices.calza and _may_gain(view):
+            options.append((odds.exactly(last), protocol.MakeCall(call="calza")))
+    for bid in choices.bids:
+        held = min(odds.held(bid), 3)
+        # a raise that is true loses nothing; the next player may still doubt a true bid:
+        # prefer the smallest step, on the faces held (they also mislead least about them)
+        score = odds.at_least(bid) + 0.01 * held - 0.002 * bid.count
+        options.append((score, protocol.MakeBid(count=bid.count, face=bid.face)))
+    if not options:
+        return None
+    best = max(score for score, _ in options)
+    near = [command for score, command in options if score >= best - HARD_NOISE]
+    return rng.choice(near)
 
 
 def _may_gain(view: GameView) -> bool:

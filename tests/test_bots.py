@@ -39,12 +39,14 @@ def _action(command: P.Command, seat: int):
     raise AssertionError(f"unexpected bot command {command!r}")
 
 
+@pytest.mark.parametrize("level", bots.LEVELS)
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 @pytest.mark.slow
-def test_bot_moves_are_always_legal(preset):
-    """Thousands of states from games where bots (and now and then a random move) play:
-    every bot move is offered by the view, accepted by the engine, within the dice in play."""
-    rng = random.Random(preset)
+def test_bot_moves_are_always_legal(preset, level):
+    """Thousands of states from games where bots of a level (and now and then a random move)
+    play: every bot move is offered by the view, accepted by the engine, within the dice in
+    play (issue 14: every level legal in every preset)."""
+    rng = random.Random(f"{preset} {level}")
     decisions = 0
     calls = {"dudo": 0, "calza": 0, "declare": 0}
     while decisions < 2500:
@@ -60,7 +62,7 @@ def test_bot_moves_are_always_legal(preset):
                 state = _roll(state, rng)
                 continue
             view = observe(state, state.turn)
-            command = bots.choose(view, rng)
+            command = bots.choose(view, rng, level=level)
             assert command is not None
             if isinstance(command, P.MakeBid):
                 assert Bid(count=command.count, face=command.face) in view.choices.bids
@@ -80,6 +82,56 @@ def test_bot_moves_are_always_legal(preset):
     assert calls["dudo"] > 0
     if preset == "club":
         assert calls["declare"] > 0
+
+
+def test_an_unknown_level_is_refused():
+    state = _roll(new_game(options_for("classic"), 2, 0), random.Random(1))
+    with pytest.raises(ValueError, match="unknown bot level 'expert'"):
+        bots.choose(observe(state, 0), random.Random(1), level="expert")
+
+
+def _calza_anytime_after(bids: list[tuple[int, int, int]], dice) -> State:
+    """Three players, 2 dice each, calza any time; seats 1 and 2 each lost a die in the first
+    two rounds; then `dice` are rolled (seat 0 two, the others one) and `bids` (seat, count,
+    face) made, seat 2 opening."""
+    options = options_for("classic", calza="anytime", dice_per_player=2, special_round="off")
+    state = new_game(options, 3, 0)
+    state = apply(state, Roll(dice=((2, 2), (5, 6), (4, 4))))
+    state = apply(state, PlaceBid(seat=0, bid=Bid(count=2, face=2)))
+    state = apply(state, PlaceBid(seat=1, bid=Bid(count=2, face=3)))
+    state = apply(state, Call(seat=2, call="dudo"))  # no 3 at all: seat 1 loses a die
+    state = apply(state, Roll(dice=((2, 2), (5,), (4, 4))))
+    state = apply(state, PlaceBid(seat=1, bid=Bid(count=1, face=6)))
+    state = apply(state, PlaceBid(seat=2, bid=Bid(count=3, face=6)))
+    state = apply(state, Call(seat=0, call="dudo"))  # one 6 (pacos none): seat 2 loses one
+    state = apply(state, Roll(dice=dice))
+    for seat, count, face in bids:
+        state = apply(state, PlaceBid(seat=seat, bid=Bid(count=count, face=face)))
+    return state
+
+
+@pytest.mark.parametrize("level", bots.LEVELS)
+def test_off_turn_a_bot_calls_calza_only_when_it_is_worth_it(level):
+    """Issue 14: asked off turn at a calza-anytime table, `choose` used to call calza
+    whatever the odds. Seat 1 (one die, a 3) sees seat 2 bid 4×5 with 4 dice in play: by its
+    odds it cannot be exact: None. After 2 pacos from seat 2, which thereby says it holds
+    one, with its own paco the bid is likely exact (no paco in seat 0's cup, which bid 4s):
+    calza for medium and hard (a right calza gives its die back), never for easy."""
+    unlikely = _calza_anytime_after(
+        [(2, 1, 3), (0, 1, 4), (1, 1, 5), (2, 4, 5)], ((2, 6), (3,), (4,))
+    )
+    view = observe(unlikely, 1)
+    assert view.turn != 1 and view.choices.calza
+    for seed in range(20):
+        assert bots.choose(view, random.Random(seed), level=level) is None
+    likely = _calza_anytime_after(
+        [(2, 1, 3), (0, 1, 4), (1, 1, 5), (2, 2, 1)], ((2, 6), (1,), (4,))
+    )
+    view = observe(likely, 1)
+    assert view.turn != 1 and view.choices.calza
+    want = None if level == "easy" else P.MakeCall(call="calza")
+    for seed in range(20):
+        assert bots.choose(view, random.Random(seed), level=level) == want
 
 
 def test_bot_has_nothing_to_do_off_turn_or_as_spectator():
