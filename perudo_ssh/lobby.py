@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-from perudo_ssh import protocol
+from perudo_ssh import bots, protocol
 from perudo_ssh.admin_commands import ADMIN_COMMANDS, AdminCommands
 from perudo_ssh.chat import (
     HISTORY,
@@ -851,11 +851,16 @@ class Lobby:
                     raise Refusal("bad_command", N_("a game needs at least 2 players seated"))
                 table.start(self.dice)
                 self._after_change(table)
-            case protocol.AddBot():
+            case protocol.AddBot(level=asked):
                 table = self._creators_waiting_table(client)
+                level = table.bot_level if asked is None else asked
                 if len(table.seats) >= table.size:
                     raise Refusal("table_full", N_("every seat is taken"))
-                table.add_bot(self.rng)
+                if level not in bots.LEVELS:
+                    raise Refusal(
+                        "bad_command", N_("unknown bot level {level}"), {"level": level[:12]}
+                    )
+                table.add_bot(self.rng, level)
                 self._after_change(table)
             case protocol.PlayAgain():
                 table, seat = self._my_seat(client)

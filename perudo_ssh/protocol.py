@@ -50,6 +50,9 @@ class CreateTable(Message, frozen=True, tag=True):
     grace_seconds: int = 120
     private: bool = False
     """Not listed in the lobby: joined with its invite code (`JoinPrivate`; issue 13)."""
+    bot_level: str = "medium"
+    """The level of the bots seated now (`perudo_ssh.bots.LEVELS`; issue 14); anything else
+    is refused as "bad_command"."""
 
 
 TURN_SECONDS = (0, 10, 600)
@@ -117,7 +120,10 @@ class StartGame(Message, frozen=True, tag=True):
 
 
 class AddBot(Message, frozen=True, tag=True):
-    """The creator fills one free seat of a waiting table with a bot."""
+    """The creator fills one free seat of a waiting table with a bot of `level`
+    (`perudo_ssh.bots.LEVELS`; None: the level the table was created with; issue 14)."""
+
+    level: str | None = None
 
 
 class PlayAgain(Message, frozen=True, tag=True):
@@ -348,6 +354,9 @@ class SeatInfo(Message, frozen=True):
     bot: bool
     away: bool = False
     grace: float | None = None
+    level: str | None = None
+    """A bot seated as such: its level (`perudo_ssh.bots.LEVELS`; issue 14); None for a
+    human's seat (a bot playing a human's seat included)."""
     rating: int | None = None
     """The seated account's rating in points (`perudo_ssh.ratings.ordinal`, rounded; 1000
     before its first rated game); None for a bot or a guest (issue 13)."""

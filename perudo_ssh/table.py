@@ -89,6 +89,7 @@ class Seat:
     left_round: int | None = None
     owner: str | None = None
     away: bool = False
+    level: str | None = None  # a bot seated as such: its level (`bots.LEVELS`; issue 14)
 
 
 @dataclass(slots=True)
@@ -222,6 +223,7 @@ class Table:
         self.bots_at_start: frozenset[int] = frozenset()
         self.code: str | None = None  # a private table's invite code (issue 13)
         self.fill_seconds = 0  # a quick-play table: bots fill it this long after it opens
+        self.bot_level = "medium"  # the level of the bots seated at it (issue 14)
         self.games = 0  # games started at it
         self.turn_seconds = 0  # the turn timer (0: none); CreateTable.turn_seconds
         self.grace_seconds = 0  # a disconnected player's seat held this long
@@ -263,9 +265,14 @@ class Table:
         table.rated = command.rated
         table.turn_seconds = command.turn_seconds
         table.grace_seconds = command.grace_seconds
+        if command.bot_level not in bots.LEVELS:
+            raise Refusal(
+                "bad_command", N_("unknown bot level {level}"), {"level": command.bot_level[:12]}
+            )
+        table.bot_level = command.bot_level
         table.sit(sid, name, owner)
         for _ in range(command.bots):
-            table.add_bot(rng)
+            table.add_bot(rng, command.bot_level)
         return table
 
     # ---- who is here ---------------------------------------------------------------------
@@ -321,8 +328,9 @@ class Table:
         if self.creator is None:  # the creator left: the first to sit down takes over
             self.creator = sid
 
-    def add_bot(self, rng: random.Random) -> str:
-        """Seat a bot with a name unique at the table; returns its name."""
+    def add_bot(self, rng: random.Random, level: str = "medium") -> str:
+        """Seat a bot of `level` (`bots.LEVELS`) with a name unique at the table; returns its
+        name."""
         # neither another bot's name nor a player's: "bot-Ana" beside "ana" reads as hers
         taken = {seat.name.casefold() for seat in self.seats}
         names = [
@@ -331,7 +339,7 @@ class Table:
             if f"bot-{n}".casefold() not in taken and n.casefold() not in taken
         ]
         name = rng.choice(names) if names else f"bot-{len(self.seats) + 1}"
-        self.seats.append(Seat(name=name, sid=None, bot=True))
+        self.seats.append(Seat(name=name, sid=None, bot=True, level=level))
         return name
 
     def leave(self, sid: int) -> str:
@@ -622,7 +630,8 @@ class Table:
         view = observe(self.state, seat)
         command = None
         try:
-            command = bots.choose(view, rng)
+            # a bot of its own level; one playing a human's seat plays as medium
+            command = bots.choose(view, rng, level=self.seats[seat].level or "medium")
             self.act(self.action_for(command, seat, dice))
         except Exception:
             # A bot must never stall its table: log it and make the plainest legal move.
@@ -720,6 +729,7 @@ class Table:
                     away=s.away,
                     grace=None if s.bot or not s.away else round(grace.get(i, 0.0), 1),
                     rating=None if s.bot else rating_of(s.owner, ratings),
+                    level=s.level if s.bot else None,
                 )
                 for i, s in enumerate(self.seats)
             ),
@@ -788,6 +798,7 @@ class Table:
                         human=s.away or s.sid is not None,
                         leaving=s.leaving,
                         left_round=s.left_round,
+                        level=s.level,
                     )
                     for s in self.seats
                 ),
@@ -846,6 +857,7 @@ class Table:
                 left_round=s.left_round,
                 owner=s.owner if returning else None,
                 away=returning,
+                level=s.level if s.level in bots.LEVELS else None,
             )
             if guest_gone and table.state.counts[i] > 0:
                 seat.left_round = table.state.round_index
@@ -871,6 +883,7 @@ class SeatSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     human: bool
     leaving: bool = False
     left_round: int | None = None
+    level: str | None = None
 
 
 class RoundSnapshot(msgspec.Struct, frozen=True, kw_only=True):

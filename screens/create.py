@@ -28,6 +28,7 @@ from textual.widgets import (
 )
 
 from perudo_ssh import protocol
+from perudo_ssh.bots import LEVELS
 from perudo_ssh.i18n import N_, Terms, Translator
 from perudo_ssh.rules import PRESET_NAMES, PRESETS, Options, OptionsError, options_for
 from perudo_ssh.rules.options import CHOICES, FLAGS, LIMITS, check_options
@@ -48,13 +49,14 @@ from screens.rulestext import (
     value_label,
 )
 from screens.shared import PartialBackground, QuietInput
+from screens.wording import bot_level_word
 
 SEATS = range(2, 7)
 DEFAULT_SEATS = 4
 DEFAULT_BOTS = 2
 DEFAULT_TURN_SECONDS = protocol.CreateTable().turn_seconds  # 60
 DEFAULT_GRACE_SECONDS = protocol.CreateTable().grace_seconds  # 120
-SETTINGS: tuple[str, ...] = ("turn_seconds", "grace_seconds")
+SETTINGS: tuple[str, ...] = ("turn_seconds", "grace_seconds", "bot_level")
 """The table's settings that are not rules (issue 5), a row of the grid after the rules."""
 NAME_LENGTH = 24
 SELECTS: tuple[str, ...] = tuple(
@@ -135,6 +137,7 @@ class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | No
             "name": "",
             "rated": True,
             "private": False,
+            "bot_level": "medium",
             "turn_seconds": DEFAULT_TURN_SECONDS,
             "grace_seconds": DEFAULT_GRACE_SECONDS,
         }
@@ -163,6 +166,8 @@ class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | No
             return tr._("Turn timer")
         if name == "grace_seconds":
             return tr._("If disconnected")
+        if name == "bot_level":
+            return tr._("Bot level")
         return option_label(tr, self._terms(), name)
 
     def _choices(self, name: str) -> list[tuple[Content, object]]:
@@ -176,6 +181,8 @@ class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | No
             return [(Content(turn_timer_label(self._tr, n)), n) for n in TURN_CHOICES]
         if name == "grace_seconds":
             return [(Content(grace_label(self._tr, n)), n) for n in GRACE_CHOICES]
+        if name == "bot_level":  # issue 14
+            return [(Content(bot_level_word(self._tr, level)), level) for level in LEVELS]
         if name in CHOICES:
             values: list[object] = list(CHOICES[name])
         else:
@@ -370,6 +377,7 @@ class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | No
             name=name or None,
             rated=bool(values["rated"]),
             private=bool(values["private"]),
+            bot_level=str(values["bot_level"]),
             turn_seconds=turn,
             grace_seconds=grace,
         )

@@ -17,7 +17,7 @@ from perudo_ssh.rules import GameView
 from screens.bidtext import format_bid
 from screens.refusals import rule_reason
 from screens.widgets import Cup
-from screens.wording import auto_marker, clock_time, raise_hint
+from screens.wording import auto_marker, bot_tag, clock_time, raise_hint
 
 BANNER_WIDTH = 80
 """Columns for the special-round banner: it must fit an 80-column terminal."""
@@ -174,6 +174,7 @@ def cups(
     away = [seat.away for seat in table.seats] + [False] * table.size
     held = [held_seconds(seat, elapsed) for seat in table.seats] + [None] * table.size
     ratings = [seat.rating for seat in table.seats] + [None] * table.size
+    levels = [seat.level for seat in table.seats] + [None] * table.size
     return [
         Cup(
             name=names[s.seat],
@@ -186,6 +187,7 @@ def cups(
             away=away[s.seat],
             held=held[s.seat],
             rating=ratings[s.seat],
+            level=levels[s.seat],
         )
         for s in game.seats
     ]
@@ -359,7 +361,7 @@ def waiting_lines(
             tags = [
                 tag
                 for tag, on in (
-                    (tr._("bot"), seat.bot and not seat.away),
+                    (bot_tag(tr, seat.level), seat.bot and not seat.away),
                     (tr._("creator"), n == table.creator),
                     (tr._("disconnected"), seat.away),
                 )

@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from perudo_ssh.i18n import Translator, translator
 from screens.shared import ChangedRows
-from screens.wording import clock_time
+from screens.wording import bot_tag, clock_time
 
 # Box-drawing digits render in any UTF-8 terminal; the paco (face 1) gets a double box.
 _BOX = ("┌───┐", "│ {} │", "└───┘")
@@ -129,6 +129,7 @@ class Cup(NamedTuple):
     away: bool = False
     held: int | None = None
     rating: int | None = None
+    level: str | None = None
 
 
 class CupsPanel(ChangedRows, Widget):
@@ -159,6 +160,8 @@ class CupsPanel(ChangedRows, Widget):
         if cup.me:
             return tr._("{name} (you)", name=cup.name)
         if cup.bot and not cup.away:  # a bot standing in for a player says so itself
+            if cup.level is not None:  # `bot-Elena (hard bot)` (issue 14)
+                return tr._("{name} ({tag})", name=cup.name, tag=bot_tag(tr, cup.level))
             return tr._("{name} (bot)", name=cup.name)
         return cup.name
 

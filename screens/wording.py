@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from perudo_ssh.i18n import Terms, Translator
+from perudo_ssh.i18n import N_, Terms, Translator
 from perudo_ssh.rules import Bid, GameView, RoundResult
 from screens.bidtext import face_name, format_bid
 from screens.refusals import rule_reason
@@ -24,6 +24,22 @@ geometric-shapes character, one column in every terminal font (no emoji)."""
 def auto_marker(tr: Translator) -> str:
     """`◷ auto`: the marker of an automatic move, in `tr`'s language."""
     return AUTO_MARK + " " + tr.p_("automatic move", "auto")
+
+
+BOT_LEVELS = {"easy": N_("easy"), "medium": N_("medium"), "hard": N_("hard")}
+"""The bots' levels (`perudo_ssh.bots.LEVELS`) as players read them (issue 14)."""
+
+
+def bot_level_word(tr: Translator, level: str) -> str:
+    """`easy`, `medium`, `hard` in the player's language (an unknown level as it is)."""
+    word = BOT_LEVELS.get(level)
+    return tr._(word) if word is not None else level
+
+
+def bot_tag(tr: Translator, level: str | None) -> str:
+    """`hard bot`: a bot seated as such, with its level; `bot` for one playing a human's
+    seat (no level of its own)."""
+    return tr._("bot") if level is None else tr._("{level} bot", level=bot_level_word(tr, level))
 
 
 def duration(tr: Translator, seconds: int) -> str:

@@ -4,9 +4,14 @@ challenges, and a second session taking its account's name back."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
+from perudo_ssh import bots
 from perudo_ssh import protocol as P
+from perudo_ssh.rules import observe
+from perudo_ssh.table import Table
 from tests.test_lobby_support import connected, running_lobby
 from tests.test_moderation import Member, member
 
@@ -162,3 +167,50 @@ async def test_a_second_session_takes_the_accounts_name_back_once_the_first_is_g
         )
         online = await guest.expect(P.LobbyState, lambda s: "ben-2" not in s.online)
         assert online.online == ("ben", "ben-3")
+
+
+async def test_bots_are_seated_at_the_level_asked_and_show_it():
+    """Issue 14: a table's bots play at the level it was created with (`bot_level`); `b`
+    adds one of that level, or of the level asked; the seats say which; an unknown level
+    is refused and seats nobody."""
+    async with running_lobby() as lobby:
+        ana = await connected(lobby, "ana")
+        ana.send(P.CreateTable(seats=5, bots=1, bot_level="wizard"))
+        assert (await ana.expect(P.Refused)).message == "unknown bot level {level}"
+        ana.send(P.CreateTable(seats=5, bots=1, bot_level="hard"))
+        table = await ana.expect(P.TableState)
+        assert [(s.bot, s.level) for s in table.seats] == [(False, None), (True, "hard")]
+        ana.send(P.AddBot())
+        ana.send(P.AddBot(level="easy"))
+        ana.send(P.AddBot(level="wizard"))
+        assert (await ana.expect(P.Refused)).message == "unknown bot level {level}"
+        seated = await ana.expect(P.TableState, lambda s: len(s.seats) == 4)
+        assert [s.level for s in seated.seats] == [None, "hard", "hard", "easy"]
+        assert lobby.tables[table.id].seats[3].level == "easy"
+
+
+def test_a_bot_decides_at_its_own_level_and_one_in_a_humans_seat_as_medium(monkeypatch):
+    """`Table.bot_move` asks `bots.choose` at the seat's level; a bot playing the seat of a
+    human who left has no level of its own and plays as medium."""
+    asked: list[str] = []
+    choose = bots.choose
+
+    def spy(view, rng, level="medium"):
+        asked.append(level)
+        return choose(view, rng, level=level)
+
+    monkeypatch.setattr(bots, "choose", spy)
+    rng = random.Random(3)
+    table = Table.create(1, P.CreateTable(seats=3, bots=1, bot_level="easy"), 1, "ana", rng)
+    table.sit(2, "ben", None)
+    table.start(rng)
+    table.leave(2)  # ben leaves mid-game: a bot plays his seat
+    while table.state is not None and table.state.phase != "over" and len(set(asked)) < 2:
+        if table.bot_to_move() is not None:
+            table.bot_move(rng)
+        elif table.state.phase == "rolling":
+            table.roll(rng)
+        else:  # ana's turn
+            table.play(bots.automatic_move(observe(table.state, 0)), 0, rng)
+    assert set(asked) == {"easy", "medium"}
+    assert table.seats[1].level == "easy" and table.seats[2].level is None

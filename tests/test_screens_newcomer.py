@@ -11,6 +11,7 @@ from perudo_ssh.i18n import translator
 from perudo_ssh.rules import Roll, apply, observe
 from screens import tableview
 from screens.app import make_app
+from screens.choice import Choice
 from screens.create import CreateTableDialog
 from screens.gameover import GameOverScreen
 from screens.invite import ChallengeDialog, InviteCodeDialog
@@ -450,3 +451,37 @@ async def test_quick_play_challenges_and_private_tables_in_french_and_russian(
         await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
         await wait_until(pilot, lambda: "K7P2QX" in screen_text(app))
         assert private in " ".join(screen_text(app).split())
+
+
+async def test_the_create_dialog_picks_the_bots_level_and_the_seats_show_it():
+    """Issue 14: the create dialog's "Bot level" (medium unless changed) goes with the table;
+    a bot seated as such shows its level beside its name, in the player's language, at the
+    waiting table and in its cup; a bot in a human's seat is only a bot."""
+    session = FakeSession("ana")
+    app = start(session, P.LobbyState(tables=(), online=("ana",)))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "Online (1)" in screen_text(app))
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CreateTableDialog))
+        await pilot.pause()
+        assert "Bot level medium" in " ".join(screen_text(app).split())
+        app.screen.query_one("#bot_level", Choice).value = "hard"
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: len(session.sent) == 1)
+        assert session.sent[0].bot_level == "hard"
+        seats = (
+            P.SeatInfo(name="ana", bot=False),
+            P.SeatInfo(name="bot-Elena", bot=True, level="hard"),
+        )
+        session.feed(table_state(None, status="waiting", seats=seats, size=3))
+        await wait_until(pilot, lambda: "bot-Elena" in screen_text(app))
+        assert "2. bot-Elena (hard bot)" in screen_text(app)
+        seats = (*seats, P.SeatInfo(name="ben", bot=True))  # ben left: a bot plays for him
+        session.feed(table_state(observe(rolled(), 0), seats=seats))
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.pause()
+        assert "╭─ bot-Elena (hard bot) " in screen_text(app)
+        assert "╭─ ben (bot) " in screen_text(app)
+        await pilot.press("f2")  # French
+        await wait_until(pilot, lambda: "bot-Elena (bot difficile)" in screen_text(app))
