@@ -96,7 +96,8 @@ async def test_keyboard_only_a_changed_table_is_sent_with_its_overrides():
             "Calza: any time; Calza in special round: on; Calza needs: 2 players; "
             "Stake: 7 tokens"
         )
-        await pilot.press("tab", "tab", "tab", *"fun", "enter")  # past the turn timer, grace
+        # past the turn timer, the grace and the bots' level (issue 14) to the name
+        await pilot.press("tab", "tab", "tab", "tab", *"fun", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
         assert session.sent == [
             P.CreateTable(

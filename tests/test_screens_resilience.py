@@ -347,7 +347,7 @@ async def test_the_create_dialog_sends_the_defaults_and_its_rules_show_them():
         await wait_until(pilot, lambda: "Minuteur" in screen_text(app))
         assert "Si déconnecté gardée 2 min" in " ".join(screen_text(app).split())
         await pilot.press("f2")
-        await wait_until(pilot, lambda: "Таймер хода     60 с" in screen_text(app))
+        await wait_until(pilot, lambda: "Таймер хода 60 с" in " ".join(screen_text(app).split()))
         assert "При отключении место ждёт 2 мин" in " ".join(screen_text(app).split())
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
