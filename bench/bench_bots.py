@@ -11,6 +11,7 @@ first's win rate with its 95 % Wilson interval, and the decision time of each (m
 in ms). Illegal moves are counted (a bot only ever picks from `view.choices`, so it should be
 0). Figures, not assertions.
 
+`auto` is the move made for a player whose turn timer ran out (`bots.automatic_move`).
 `textbook` is an independent bot written from the usual description: binomial odds over the
 dice it cannot see (its own dice known, the rest fair), dudo when the bid is true with
 probability below 50 %, else the legal raise most likely true (the highest count among equals).
@@ -81,6 +82,7 @@ def level(name: str) -> Player:
 
 PLAYERS: dict[str, Player] = {name: level(name) for name in bots.LEVELS}
 PLAYERS["textbook"] = textbook
+PLAYERS["auto"] = lambda view, rng: bots.automatic_move(view)  # the turn-timeout move
 
 
 def action(command: protocol.Command, seat: int) -> PlaceBid | Call | DeclareCalzone:

@@ -56,16 +56,19 @@ def _rolled(*hands: tuple[int, ...], opener: int = 0):
     return apply(state, Roll(dice=hands))
 
 
-def test_the_automatic_move_is_the_smallest_raise_its_own_dice_support():
-    # ben holds 4 4 4 1 1 (five fours with wild pacos); 5 dice unknown to him
+def test_the_automatic_move_is_the_smallest_of_the_surest_raises():
+    # ben holds 4 4 4 1 1 (five fours with wild pacos): every bid up to five fours is sure
+    # for him; the medium bot's steady play takes the smallest of them
     state = apply(_rolled((2, 2, 3, 5, 6), (4, 4, 4, 1, 1)), PlaceBid(seat=0, bid=Bid(3, 2)))
-    # count 3 is the smallest raise; three fours is the best supported of them (5 + 5/3)
     assert automatic_move(observe(state, 1)) == P.MakeBid(count=3, face=4)
 
 
-def test_the_automatic_opening_bid_is_the_best_supported_of_count_one():
+def test_the_automatic_opening_bid_is_its_best_face_as_high_as_stays_likely():
+    """Issue 14: the timeout move is the medium bot's steady play. ana holds 2 2 3 5 6 and
+    sees none of the other five dice: 3×2 is true with 1 − (2/3)^5 ≈ 87 %, 4×2 with 54 %,
+    under the 65 % an opening keeps to (the middle of `OPEN_AT_LEAST`)."""
     state = _rolled((2, 2, 3, 5, 6), (4, 4, 4, 1, 1))
-    assert automatic_move(observe(state, 0)) == P.MakeBid(count=1, face=2)
+    assert automatic_move(observe(state, 0)) == P.MakeBid(count=3, face=2)
 
 
 def test_with_no_raise_supported_the_automatic_move_is_dudo():
