@@ -30,10 +30,7 @@ from math import comb
 from perudo_ssh import bots, protocol
 from perudo_ssh.rules import (
     Bid,
-    Call,
-    DeclareCalzone,
     GameView,
-    PlaceBid,
     Roll,
     RuleError,
     apply,
@@ -42,6 +39,10 @@ from perudo_ssh.rules import (
     observe,
     options_for,
 )
+from perudo_ssh.table import engine_action
+
+PLAYS = (protocol.MakeBid, protocol.MakeCall, protocol.DeclareCalzone)
+"""What a bot may answer on its turn."""
 
 Player = Callable[[GameView, random.Random], protocol.Command | None]
 
@@ -85,17 +86,6 @@ PLAYERS["textbook"] = textbook
 PLAYERS["auto"] = lambda view, rng: bots.automatic_move(view)  # the turn-timeout move
 
 
-def action(command: protocol.Command, seat: int) -> PlaceBid | Call | DeclareCalzone:
-    match command:
-        case protocol.MakeBid(count=count, face=face):
-            return PlaceBid(seat=seat, bid=Bid(count=count, face=face))
-        case protocol.MakeCall(call=call):
-            return Call(seat=seat, call=call)
-        case protocol.DeclareCalzone():
-            return DeclareCalzone(seat=seat)
-    raise TypeError(command)
-
-
 def play(
     preset: str, players: list[str], seed: int, times: dict[str, list[float]]
 ) -> tuple[int, int]:
@@ -114,12 +104,14 @@ def play(
         command = PLAYERS[players[seat]](view, rng)
         times[players[seat]].append(time.perf_counter() - start)
         try:
-            assert command is not None, "no move on its turn"
-            state = apply(state, action(command, seat))
+            assert isinstance(
+                command, protocol.MakeBid | protocol.MakeCall | protocol.DeclareCalzone
+            )
+            state = apply(state, engine_action(command, seat))
         except (RuleError, AssertionError, TypeError):
             illegal += 1
             fallback = bots.automatic_move(view)
-            state = apply(state, action(fallback, seat))
+            state = apply(state, engine_action(fallback, seat))
     assert state.winner is not None
     return state.winner, illegal
 

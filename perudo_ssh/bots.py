@@ -171,8 +171,10 @@ class Belief:
         for entry in view.bids:
             if entry.seat != view.me:
                 bids.setdefault(entry.seat, []).append(entry.bid.face)
+        # each opponent with hidden dice: every hand it may hold, as (the dice that count for
+        # each face, the hand's weight given its bids), worked out once per decision
         self.others = [
-            (s.dice - len(s.shown), tuple(bids.get(s.seat, ())))
+            (s.dice - len(s.shown), self._posterior(s.dice - len(s.shown), bids.get(s.seat, [])))
             for s in view.seats
             if s.seat != view.me and s.dice > len(s.shown)
         ]
@@ -183,29 +185,35 @@ class Belief:
         ones = hand.count(1)
         return [0] + [hand.count(f) + (ones if self.wild and f != 1 else 0) for f in range(1, 7)]
 
+    def _posterior(self, n: int, faces: list[int]) -> list[tuple[list[int], float]]:
+        """The hands of `n` dice with their weights, normalised, given bids on `faces`."""
+        weighted = []
+        for hand, prior in _hands(n):
+            counts = self._counts(hand)
+            weight = prior
+            if faces:
+                exps = [exp(HARD_SHARPNESS * counts[f]) for f in range(1, 7)]
+                norm = sum(exps)
+                for bid_face in faces:
+                    weight *= HARD_BLUFF / 6 + (1 - HARD_BLUFF) * exps[bid_face - 1] / norm
+            weighted.append((counts, weight))
+        scale = sum(weight for _, weight in weighted)
+        return [(counts, weight / scale) for counts, weight in weighted]
+
     def _total(self, face: int) -> list[float]:
         """P(the opponents' hidden dice count exactly k for `face`), k = 0.. (cached)."""
         if face in self._totals:
             return self._totals[face]
         total = [1.0]
-        for n, faces in self.others:
+        for n, hands in self.others:
             dist = [0.0] * (n + 1)
-            for hand, prior in _hands(n):
-                counts = self._counts(hand)
-                weight = prior
-                if faces:
-                    exps = [exp(HARD_SHARPNESS * counts[f]) for f in range(1, 7)]
-                    norm = sum(exps)
-                    for bid_face in faces:
-                        weight *= HARD_BLUFF / 6 + (1 - HARD_BLUFF) * exps[bid_face - 1] / norm
+            for counts, weight in hands:
                 dist[counts[face]] += weight
-            scale = sum(dist)
-            dist = [d / scale for d in dist]
             merged = [0.0] * (len(total) + n)
             for i, a in enumerate(total):
                 if a:
-                    for j, b in enumerate(dist):
-                        merged[i + j] += a * b
+                    for k, b in enumerate(dist):
+                        merged[i + k] += a * b
             total = merged
         self._totals[face] = total
         return total
@@ -322,21 +330,12 @@ def _easy(view: GameView, rng: random.Random) -> protocol.Command | None:
 def _hard(view: GameView, rng: random.Random) -> protocol.Command | None:
     """The hard bot on its turn: every option scored by the chance it wins, the best taken
     (among those within `HARD_NOISE` of it, at random). A raise scores its chance of being
-    true; among raises, the smallest count of the faces it holds breaks ties. A calzone round
+    true; among raises about as likely, `HARD_STEP` prefers a count. A calzone round
     (RULES.md §4) is declared when 8 dice or fewer are in play: a rough rule, not tuned."""
     choices = view.choices
+    if choices.calzone and view.dice_in_play <= 8:
+        return protocol.DeclareCalzone()
     odds = Belief(view)
-    if choices.calzone:
-        return (
-            protocol.DeclareCalzone()
-            if view.dice_in_play <= 8
-            else _hard_no_calzone(view, rng, odds)
-        )
-    return _hard_no_calzone(view, rng, odds)
-
-
-def _hard_no_calzone(view: GameView, rng: random.Random, odds: Belief) -> protocol.Command | None:
-    choices = view.choices
     last = view.bids[-1].bid if view.bids else None
     options: list[tuple[float, protocol.Command]] = []
     if last is not None:

@@ -50,7 +50,7 @@ from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import Moderation
 from perudo_ssh.rules import PRESETS
 from perudo_ssh.session import Disconnected, FromSession, LobbySession
-from perudo_ssh.table import NEW_RATING, GameLog, Refusal, Table
+from perudo_ssh.table import GameLog, Refusal, Table, rating_of
 
 log = logging.getLogger(__name__)
 
@@ -597,21 +597,22 @@ class Lobby:
                 protocol.RatingChange(name=name, before=before, after=after)
                 for name, before, after in rated.changes.values()
             )
-        for table in self.tables.values():  # the seats show the new ratings
-            if any(seat.owner is not None and not seat.bot for seat in table.seats):
+        # the seats of the players rated show their new ratings: only their tables are
+        # sent again (one rated game must not redraw every table of the server)
+        owners = {f"account:{account}" for account in rated.changes}
+        for table in self.tables.values():
+            if any(seat.owner in owners for seat in table.seats):
                 self._changed[table.id] = None
-
-    def _rating(self, client: _Client) -> int | None:
-        """`client`'s shown rating: None for a guest or with no store."""
-        if self.ratings is None or client.account_id is None:
-            return None
-        return self.ratings.get(client.account_id, NEW_RATING)
 
     def _flush_lobby(self) -> None:
         """Send the lobby list to sessions in the lobby: to all if it changed, else only to
         those that just arrived there. The online names come sorted, each with its rating
         (`LobbyState.ratings`)."""
-        online = sorted((c.name, self._rating(c)) for c in self._clients.values() if not c.dropped)
+        online = sorted(
+            (c.name, rating_of(c.owner, self.ratings))
+            for c in self._clients.values()
+            if not c.dropped
+        )
         state = protocol.LobbyState(
             tables=tuple(
                 self.tables[t].summary() for t in sorted(self.tables) if self.tables[t].code is None

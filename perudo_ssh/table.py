@@ -176,6 +176,22 @@ def table_options(command: protocol.CreateTable) -> Options:
     return options
 
 
+def engine_action(
+    command: protocol.MakeBid | protocol.MakeCall | protocol.DeclareCalzone, seat: int
+) -> PlaceBid | Call | DeclareCalzone:
+    """The engine action for a bid, a call or a calzone declared by `seat` (RULES.md §2–§4).
+    Raises TypeError for any other command (a show and reroll needs its dice:
+    `Table.action_for`)."""
+    match command:
+        case protocol.MakeBid(count=count, face=face):
+            return PlaceBid(seat=seat, bid=Bid(count=count, face=face))
+        case protocol.MakeCall(call=call):
+            return Call(seat=seat, call=call)
+        case protocol.DeclareCalzone():
+            return DeclareCalzone(seat=seat)
+    raise TypeError(f"not a bid, a call or a calzone: {command!r}")
+
+
 NEW_RATING = 1000
 """The rating shown for an account before its first rated game (`perudo_ssh.ratings`:
 `ordinal(DEFAULT)`)."""
@@ -605,14 +621,11 @@ class Table:
             raise Refusal(err.code, err.message) from None
 
     def action_for(self, command: object, seat: int, rng: random.Random) -> Action:
-        """The engine action for a play command by `seat`."""
+        """The engine action for a play command by `seat` (`engine_action`; a show and
+        reroll's new faces rolled with `rng`)."""
         match command:
-            case protocol.MakeBid(count=count, face=face):
-                return PlaceBid(seat=seat, bid=Bid(count=count, face=face))
-            case protocol.MakeCall(call=call):
-                return Call(seat=seat, call=call)
-            case protocol.DeclareCalzone():
-                return DeclareCalzone(seat=seat)
+            case protocol.MakeBid() | protocol.MakeCall() | protocol.DeclareCalzone():
+                return engine_action(command, seat)
             case protocol.ShowAndReroll(reveal=reveal):
                 assert self.state is not None
                 left = max(0, len(self.state.hidden[seat]) - len(reveal))

@@ -34,6 +34,7 @@ class _PromptDialog(PartialBackground, ModalScreen[protocol.Command | None]):
     BINDINGS = [Binding("escape", "cancel", N_("Cancel"), key_display="esc")]
 
     MAX_LENGTH = 12
+    """Characters the line takes (an invite code is six; spaces are ignored)."""
 
     def __init__(self, value: str = "") -> None:
         super().__init__()
@@ -94,8 +95,6 @@ class _PromptDialog(PartialBackground, ModalScreen[protocol.Command | None]):
 
 class InviteCodeDialog(_PromptDialog):
     """Type a private table's invite code; dismissed with `protocol.JoinPrivate`."""
-
-    MAX_LENGTH = 12
 
     def _texts(self, tr: Translator) -> tuple[str, list[str]]:
         return tr._("Join a private table"), [

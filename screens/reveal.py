@@ -63,18 +63,12 @@ def hand_line(
     return Content.assemble(*parts)
 
 
-def reveal_lines(
-    tr: Translator,
-    terms: Terms,
-    result: RoundResult,
-    names: Sequence[str],
-    finished: int,
-    automatic: bool = False,
-    waiting: Collection[str] = (),
-) -> list[Content]:
-    """The whole reveal of round `finished` (0-based), line by line, in `tr`'s language;
-    `automatic` when its call was made for a player whose time ran out (issue 5); each hand
-    of a player named in `waiting` (the table waits for them to go on) marked so (issue 13)."""
+def round_title(
+    tr: Translator, terms: Terms, result: RoundResult, finished: int, automatic: bool = False
+) -> str:
+    """`Round 3: Dudo!`, `Round 3: Dudo! (palifico round)`, `Round 3: automatic Dudo (time
+    ran out)`: the heading of round `finished` (0-based), in `tr`'s language; `automatic`
+    when its call was made for a player whose time ran out (issue 5)."""
     call = call_word(terms, result.call)
     if automatic and result.special is not None:
         title = tr._(
@@ -94,6 +88,22 @@ def reveal_lines(
         )
     else:
         title = tr._("Round {n}: {call}!", n=finished + 1, call=call)
+    return title
+
+
+def reveal_lines(
+    tr: Translator,
+    terms: Terms,
+    result: RoundResult,
+    names: Sequence[str],
+    finished: int,
+    automatic: bool = False,
+    waiting: Collection[str] = (),
+) -> list[Content]:
+    """The whole reveal of round `finished` (0-based), line by line, in `tr`'s language;
+    `automatic` when its call was made for a player whose time ran out (issue 5); each hand
+    of a player named in `waiting` (the table waits for them to go on) marked so (issue 13)."""
+    title = round_title(tr, terms, result, finished, automatic)
     lines = [
         Content.styled(title, "bold $accent"),
         Content(reveal_story(tr, terms, result, names)),

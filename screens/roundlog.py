@@ -17,7 +17,8 @@ from textual.widgets import Static
 
 from perudo_ssh.i18n import Terms, Translator
 from perudo_ssh.rules import RoundResult
-from screens.wording import call_word, reveal_story, tally_line
+from screens.reveal import round_title
+from screens.wording import reveal_story, tally_line
 
 __all__ = ["RoundLog", "round_log_lines"]
 
@@ -34,16 +35,7 @@ def round_log_lines(
     lines: list[Content] = []
     for index in range(len(rounds) - 1, -1, -1):
         result = rounds[index]
-        call = call_word(terms, result.call)
-        if result.special is not None:
-            title = tr._(
-                "Round {n}: {call}! ({special} round)",
-                n=index + 1,
-                call=call,
-                special=terms.special(result.special),
-            )
-        else:
-            title = tr._("Round {n}: {call}!", n=index + 1, call=call)
+        title = round_title(tr, terms, result, index)
         if lines:
             lines.append(Content(""))
         lines += [

@@ -12,7 +12,6 @@ from perudo_ssh.rules import (
     PRESET_NAMES,
     Bid,
     Call,
-    DeclareCalzone,
     PlaceBid,
     Roll,
     State,
@@ -21,6 +20,7 @@ from perudo_ssh.rules import (
     observe,
     options_for,
 )
+from perudo_ssh.table import engine_action
 
 
 def _roll(state: State, rng: random.Random) -> State:
@@ -28,15 +28,9 @@ def _roll(state: State, rng: random.Random) -> State:
     return apply(state, Roll(dice=dice))
 
 
-def _action(command: P.Command, seat: int):
-    match command:
-        case P.MakeBid(count=count, face=face):
-            return PlaceBid(seat=seat, bid=Bid(count=count, face=face))
-        case P.MakeCall(call=call):
-            return Call(seat=seat, call=call)
-        case P.DeclareCalzone():
-            return DeclareCalzone(seat=seat)
-    raise AssertionError(f"unexpected bot command {command!r}")
+def _action(command: P.Command | None, seat: int):
+    assert isinstance(command, P.MakeBid | P.MakeCall | P.DeclareCalzone), command
+    return engine_action(command, seat)
 
 
 @pytest.mark.parametrize("level", bots.LEVELS)
