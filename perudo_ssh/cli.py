@@ -6,6 +6,7 @@ perudo-ssh serve [--config perudo.toml] [--listen 127.0.0.1] [--port 2222] [--ho
 perudo-ssh referee RECORD.json|-        (RECORD.md "The referee")
 perudo-ssh admin add|remove NAME|FINGERPRINT [--config perudo.toml]
 perudo-ssh admin list [--config perudo.toml]
+perudo-ssh admin bot NAME [--remove] [--db perudo.db] [--config perudo.toml]
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ def admin_command(args: argparse.Namespace) -> int:
     admin, 2 a malformed config file, fingerprint or unknown name (one line on stderr).
     """
     path: Path = args.config
+    if args.action == "bot":
+        return bot_command(args)
     try:
         if args.action == "list":
             admins = configuration.load_config(path).admins
@@ -91,6 +94,52 @@ def admin_command(args: argparse.Namespace) -> int:
     except configuration.ConfigError as exc:
         print(f"perudo-ssh admin: {exc}", file=sys.stderr)
         return 2
+
+
+def bot_command(args: argparse.Namespace) -> int:
+    """`perudo-ssh admin bot NAME [--remove]`: make the account NAME a bot account, whose
+    keys play through `ssh HOST play` (issue 14; docs/BOT-API.md), or (`--remove`) a
+    person's account again. The database is `--db`, else the config file's `[server] db`,
+    else the store's default; it must exist. Takes effect at the account's next login.
+
+    Prints what it did on stdout. Returns 0 done (already so included), 2 an unknown name or
+    an unusable database or config file (one line on stderr)."""
+    from perudo_ssh.store import DEFAULT_PATH, Store, StoreError
+
+    try:
+        db: Path = args.db or configuration.load_config(args.config).server.db or DEFAULT_PATH
+    except configuration.ConfigError as exc:
+        print(f"perudo-ssh admin: {exc}", file=sys.stderr)
+        return 2
+    if not db.is_file():
+        print(f"perudo-ssh admin: no player database {db}", file=sys.stderr)
+        return 2
+    bot = not args.remove
+
+    async def mark() -> tuple[str, bool] | None:
+        store = await Store.open(db)
+        try:
+            account = await store.account_named(args.name)
+            if account is None:
+                return None
+            if account.bot != bot:
+                await store.set_bot(account.id, bot)
+            return account.name, account.bot != bot
+        finally:
+            await store.close()
+
+    try:
+        done = asyncio.run(mark())
+    except StoreError as exc:
+        print(f"perudo-ssh admin: {exc}", file=sys.stderr)
+        return 2
+    if done is None:
+        print(f"perudo-ssh admin: no player called {args.name} in {db}", file=sys.stderr)
+        return 2
+    name, changed = done
+    kind = "a bot account" if bot else "a person's account"
+    print(f"{name} is {'now' if changed else 'already'} {kind}")
+    return 0
 
 
 def _name_resolver(
@@ -183,7 +232,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     referee = sub.add_parser("referee", help="check a perudo-record/1 game record")
     referee.add_argument("record", help="a record file, or - for standard input")
-    admin = sub.add_parser("admin", help="add, remove or list admins in the config file")
+    admin = sub.add_parser(
+        "admin", help="add, remove or list admins in the config file; mark bot accounts"
+    )
     actions = admin.add_subparsers(dest="action", required=True)
     for action, text in (
         ("add", "make a player (all their keys) or one key fingerprint an admin"),
@@ -197,6 +248,13 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--config", type=Path, default=configuration.DEFAULT_PATH, help=config_help
         )
+    bot = actions.add_parser(
+        "bot", help="make a player's account a bot account (it plays with `ssh HOST play`)"
+    )
+    bot.add_argument("name", metavar="NAME", help="the account's name")
+    bot.add_argument("--remove", action="store_true", help="make it a person's account again")
+    bot.add_argument("--db", type=Path, help="the player database (default: as serve)")
+    bot.add_argument("--config", type=Path, default=configuration.DEFAULT_PATH, help=config_help)
     return parser
 
 

@@ -85,6 +85,7 @@ class _Client:
     admin: bool = False
     address: str | None = None  # the client's IP address
     account_id: int | None = None  # the key's account (None: a guest, or no store)
+    bot_account: bool = False  # a bot account's session: a program, marked BOT (issue 14)
     wanted: str = ""  # the name asked for (`name` is it, or it with a suffix: `ben-2`)
     watching_admin: bool = False  # an admin with the admin screen open
 
@@ -110,6 +111,7 @@ class _Connect:
     admin: bool = False
     address: str | None = None
     account_id: int | None = None
+    bot_account: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +205,9 @@ class Lobby:
         # the shown rating of each rated account, by account id (issue 13): set by the
         # server from its store (None: no store, nobody is rated), kept by `rated`
         self.ratings: dict[int, int] | None = None
+        # the bot accounts seen connecting, by account id (issue 14): their seats and names
+        # are marked BOT (an account made a person's again is taken out when it connects)
+        self.programs: set[int] = set()
         self._gone_names: list[_Client] = []  # sessions gone whose name may be taken back
         # table id -> (the game log saved, its save key): one key per game (`_save`)
         self._saving: dict[int, tuple[GameLog, int]] = {}
@@ -318,6 +323,7 @@ class Lobby:
         admin: bool = False,
         address: str | None = None,
         account_id: int | None = None,
+        bot_account: bool = False,
     ) -> LobbySession:
         """A new session asking for `name`, with key `fingerprint` (None: a guest); the
         actor answers `Welcome` (a unique name: name, name-2, name-3…) then `LobbyState`.
@@ -325,10 +331,12 @@ class Lobby:
         `admin` (the server decided it from the key and the configuration; admin commands
         from anyone else are refused), `address` (the client's IP address: address bans
         end it) and `account_id` (the key's account: mutes are an account's) are for
-        moderation (issue 4, item 6)."""
+        moderation (issue 4, item 6). `bot_account`: the account is a bot account (a
+        program; the server read it from the store): its name is marked BOT in the lobby
+        and at tables (`programs`; issue 14)."""
         outbox: asyncio.Queue[bytes] = asyncio.Queue(maxsize=self.outbox_size)
         session = LobbySession(next(self._sids), name, outbox, self._inbox.put_nowait, fingerprint)
-        self._inbox.put_nowait(_Connect(session, admin, address, account_id))
+        self._inbox.put_nowait(_Connect(session, admin, address, account_id, bot_account))
         return session
 
     # ---- the actor loop ------------------------------------------------------------------
@@ -619,6 +627,9 @@ class Lobby:
             ),
             online=tuple(name for name, _ in online),
             ratings=tuple(rating for _, rating in online) if self.ratings is not None else (),
+            bot_accounts=tuple(
+                sorted(c.name for c in self._clients.values() if c.bot_account and not c.dropped)
+            ),
         )
         if state != self._lobby_sent:
             targets = [c for c in self._clients.values() if c.table is None]
@@ -659,11 +670,15 @@ class Lobby:
             if client is not None:
                 self._send(
                     client,
-                    table.table_state(seat, names, paused, clock, grace, self.ratings, fill_in),
+                    table.table_state(
+                        seat, names, paused, clock, grace, self.ratings, fill_in, self.programs
+                    ),
                 )
         if table.spectators:
             data = protocol.encode(
-                table.table_state(None, names, paused, clock, grace, self.ratings, fill_in)
+                table.table_state(
+                    None, names, paused, clock, grace, self.ratings, fill_in, self.programs
+                )
             )
             for sid in table.spectators:
                 if sid in self._clients:
@@ -691,8 +706,14 @@ class Lobby:
             admin=connect.admin,
             address=connect.address,
             account_id=connect.account_id,
+            bot_account=connect.bot_account,
             wanted=wanted,
         )
+        if connect.account_id is not None:
+            if connect.bot_account:
+                self.programs.add(connect.account_id)
+            else:
+                self.programs.discard(connect.account_id)
         self._clients[session.id] = client
         self._send(client, protocol.Welcome(name=name, admin=client.admin))
         self._lobby_pending.add(session.id)

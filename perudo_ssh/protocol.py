@@ -340,6 +340,8 @@ class LobbyState(Message, frozen=True, tag=True):
     tables: tuple[TableSummary, ...]
     online: tuple[str, ...]
     ratings: tuple[int | None, ...] = ()
+    bot_accounts: tuple[str, ...] = ()
+    """The names of `online` that are bot accounts (programs, marked BOT; issue 14)."""
 
 
 class SeatInfo(Message, frozen=True):
@@ -360,6 +362,9 @@ class SeatInfo(Message, frozen=True):
     rating: int | None = None
     """The seated account's rating in points (`perudo_ssh.ratings.ordinal`, rounded; 1000
     before its first rated game); None for a bot or a guest (issue 13)."""
+    bot_account: bool = False
+    """The seated account is a bot account: a program playing through the bot API
+    (`perudo_ssh.botapi`), marked BOT (issue 14)."""
 
 
 class RatingChange(Message, frozen=True):

@@ -33,6 +33,7 @@ from perudo_ssh.lobby import Lobby
 from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import AdminList, banner_text, host_of
 from perudo_ssh.referee import Verdict
+from perudo_ssh.session import LobbySession
 from perudo_ssh.ssh.server import Connections, Login, start_server
 from perudo_ssh.store import DEFAULT_PATH, NewGame, Store
 
@@ -60,7 +61,10 @@ async def update_ratings(
     holders (`perudo_ssh.ratings.is_rated`) moves their ratings by `perudo_ssh.ratings.rate`
     over the finishing order (`finishing_order`, a player who left mid-game placed when they
     left: `GamePlayer.left_round`); bots and guests (no account) are left out
-    of the ranking. Each account starts from its latest stored rating (`ratings.DEFAULT` for a
+    of the ranking. People and bot accounts (issue 14) are rated apart: the people are
+    ranked among the people, the bot accounts among the bot accounts (each pool needs two to
+    be rated), so a program's games never move a person's rating nor the reverse. Each
+    account starts from its latest stored rating (`ratings.DEFAULT` for a
     newcomer); the new ones are written in one transaction, dated when the game finished.
     An illegal or unfinished verdict rates nothing. Returns what it changed, by account
     id: (name, before, after) in shown points (`ratings.ordinal`, rounded); None if the game
@@ -70,28 +74,35 @@ async def update_ratings(
     account_of = {p.name: p.account_id for p in game.players}
     left = {p.name: p.left_round for p in game.players if p.left_round is not None}
     order = ratings.finishing_order(verdict, left)
+    accounts = [account for account in account_of.values() if account is not None]
     lock = _RATING_LOCKS.setdefault(store, asyncio.Lock())
     async with lock:
-        before: list[ratings.Rating | None] = []
+        programs = await store.bot_accounts(accounts)
+        before: dict[str, ratings.Rating] = {}
         for name in order:
             account = account_of.get(name)
-            if account is None:
-                before.append(None)
-                continue
-            row = await store.rating_of(account)
-            before.append(
-                ratings.DEFAULT if row is None else ratings.Rating(mu=row.mu, sigma=row.sigma)
-            )
-        if not ratings.is_rated(game.rated, before):
-            return None
-        after = ratings.rate(before)
+            if account is not None:
+                row = await store.rating_of(account)
+                before[name] = (
+                    ratings.DEFAULT if row is None else ratings.Rating(mu=row.mu, sigma=row.sigma)
+                )
         new: dict[int, tuple[float, float]] = {}
         changes: dict[int, tuple[str, int, int]] = {}
-        for name, old, rating in zip(order, before, after, strict=True):
-            account = account_of.get(name)
-            if rating is not None and account is not None and old is not None:
-                new[account] = (rating.mu, rating.sigma)
-                changes[account] = (name, shown(old), shown(rating))
+        # two pools: people among people, bot accounts among bot accounts (issue 14)
+        for pool in (False, True):
+            entries = [
+                before[name] if name in before and (account_of[name] in programs) == pool else None
+                for name in order
+            ]
+            if not ratings.is_rated(game.rated, entries):
+                continue
+            for name, old, rating in zip(order, entries, ratings.rate(entries), strict=True):
+                account = account_of.get(name)
+                if rating is not None and account is not None and old is not None:
+                    new[account] = (rating.mu, rating.sigma)
+                    changes[account] = (name, shown(old), shown(rating))
+        if not new:
+            return None
         await store.add_ratings(game_id, new, at=game.finished)
     return changes
 
@@ -174,6 +185,7 @@ async def start_game_server(
             admin=admins is not None and admins.is_admin(login.fingerprint),
             address=host_of(login.peer),
             account_id=login.account.id if login.account is not None else None,
+            bot_account=login.account is not None and login.account.bot,
         )
         try:
             if archive is not None:
@@ -188,8 +200,25 @@ async def start_game_server(
             app.arrival_notice = (login.notice, dict(login.notice_args))
         return app
 
+    def program_factory(login: Login) -> LobbySession:
+        """A bot account's program (`ssh host play`, issue 14): a lobby session, as an
+        app's, marked a bot account's."""
+        assert login.account is not None
+        session = lobby.connect(
+            login.name,
+            login.fingerprint,
+            admin=admins is not None and admins.is_admin(login.fingerprint),
+            address=host_of(login.peer),
+            account_id=login.account.id,
+            bot_account=True,
+        )
+        if archive is not None:
+            archive.session_joined(session, login.account)
+        return session
+
     acceptor = await start_server(
         app_factory,
+        program_factory=program_factory if store is not None else None,
         host=host,
         port=port,
         host_key_dir=host_key_dir,

@@ -186,7 +186,14 @@ _V6 = """
 ALTER TABLE accounts ADD COLUMN turn_bell INTEGER NOT NULL DEFAULT 1;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
+# Bot accounts (issue 14, "programs as players"): an account whose keys are a program's. It
+# plays through `ssh HOST play` (perudo_ssh.botapi), is marked BOT wherever its name is
+# shown, and is rated apart from people (perudo_ssh.serve.update_ratings).
+_V7 = """
+ALTER TABLE accounts ADD COLUMN bot INTEGER NOT NULL DEFAULT 0;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
 """`MIGRATIONS[i]` takes a database from schema version i to i + 1. Append only: a released
 script never changes (a database out there already ran it)."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -217,10 +224,12 @@ class UnknownLinkCode(LinkRefused):
 
 @dataclass(frozen=True, slots=True)
 class Account:
-    """A player known by their key(s): `id` and unique `name`."""
+    """A player known by their key(s): `id` and unique `name`; `bot`: a bot account, whose
+    keys are a program's (issue 14; `Store.set_bot`)."""
 
     id: int
     name: str
+    bot: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -498,7 +507,7 @@ def _write(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 def _account(row: sqlite3.Row | None) -> Account | None:
-    return None if row is None else Account(id=row["id"], name=row["name"])
+    return None if row is None else Account(id=row["id"], name=row["name"], bot=bool(row["bot"]))
 
 
 def _player(row: sqlite3.Row) -> GamePlayer:
@@ -579,12 +588,13 @@ def _new_account(conn: sqlite3.Connection, wanted: str, now: float) -> Account:
 def _claim_key(conn: sqlite3.Connection, fingerprint: str, wanted: str, now: float) -> Claim:
     with _write(conn):
         row = conn.execute(
-            "SELECT a.id, a.name FROM keys k JOIN accounts a ON a.id = k.account_id"
+            "SELECT a.id, a.name, a.bot FROM keys k JOIN accounts a ON a.id = k.account_id"
             " WHERE k.fingerprint = ?",
             (fingerprint,),
         ).fetchone()
         if row is not None:
-            return Claim(account=Account(row["id"], row["name"]), asked=wanted, created=False)
+            account = Account(row["id"], row["name"], bool(row["bot"]))
+            return Claim(account=account, asked=wanted, created=False)
         account = _new_account(conn, wanted, now)
         conn.execute(
             "INSERT INTO keys (fingerprint, account_id, added) VALUES (?, ?, ?)",
@@ -621,13 +631,13 @@ def _link_key(
         raise LinkRefused(N_("this key is banned from this server: it cannot be linked"))
     with _write(conn):
         row = conn.execute(
-            "SELECT a.id, a.name FROM link_codes c JOIN accounts a ON a.id = c.account_id"
+            "SELECT a.id, a.name, a.bot FROM link_codes c JOIN accounts a ON a.id = c.account_id"
             " WHERE c.code = ? AND c.expires > ?",
             (normal_code(code), now),
         ).fetchone()
         if row is None:
             raise UnknownLinkCode(N_("that code is unknown or has expired: ask for a new one"))
-        account = Account(row["id"], row["name"])
+        account = Account(row["id"], row["name"], bool(row["bot"]))
         keys = conn.execute("SELECT fingerprint FROM keys WHERE account_id = ?", (account.id,))
         if any(key["fingerprint"] in banned for key in keys):
             raise LinkRefused(
@@ -897,7 +907,7 @@ class Store:
         """The account key `fingerprint` signs in as, or None for a key never seen."""
         row = await self._run(
             _fetchone,
-            "SELECT a.id, a.name FROM keys k JOIN accounts a ON a.id = k.account_id"
+            "SELECT a.id, a.name, a.bot FROM keys k JOIN accounts a ON a.id = k.account_id"
             " WHERE k.fingerprint = ?",
             (fingerprint,),
         )
@@ -906,14 +916,16 @@ class Store:
     async def account(self, account_id: int) -> Account | None:
         """The account with id `account_id`, or None."""
         row = await self._run(
-            _fetchone, "SELECT id, name FROM accounts WHERE id = ?", (account_id,)
+            _fetchone, "SELECT id, name, bot FROM accounts WHERE id = ?", (account_id,)
         )
         return _account(row)
 
     async def account_named(self, name: str) -> Account | None:
         """The account called `name` (any case), or None."""
         row = await self._run(
-            _fetchone, "SELECT id, name FROM accounts WHERE name_key = ?", (name.casefold(),)
+            _fetchone,
+            "SELECT id, name, bot FROM accounts WHERE name_key = ?",
+            (name.casefold(),),
         )
         return _account(row)
 
@@ -930,6 +942,24 @@ class Store:
         await self._run(
             _execute, "UPDATE accounts SET turn_bell = ? WHERE id = ?", (int(on), account_id)
         )
+
+    async def set_bot(self, account_id: int, bot: bool) -> bool:
+        """Make `account_id` a bot account (`bot` True) or a person's again (issue 14): it
+        takes effect at its keys' next login. False if there is no such account."""
+        changed = await self._run(
+            _execute, "UPDATE accounts SET bot = ? WHERE id = ?", (int(bot), account_id)
+        )
+        return changed > 0
+
+    async def bot_accounts(self, account_ids: Sequence[int]) -> set[int]:
+        """Which of `account_ids` are bot accounts."""
+        if not account_ids:
+            return set()
+        marks = ", ".join("?" * len(account_ids))
+        rows = await self._run(
+            _fetchall, f"SELECT id FROM accounts WHERE bot = 1 AND id IN ({marks})", account_ids
+        )
+        return {row["id"] for row in rows}
 
     async def keys_of(self, account_id: int) -> list[KeyInfo]:
         """The keys that sign in as `account_id`, oldest first."""
@@ -1032,11 +1062,11 @@ class Store:
         with `perudo_ssh.ratings.ordinal`)."""
         rows = await self._run(
             _fetchall,
-            "SELECT r.*, a.name FROM ratings r JOIN accounts a ON a.id = r.account_id"
+            "SELECT r.*, a.name, a.bot FROM ratings r JOIN accounts a ON a.id = r.account_id"
             " WHERE r.game_id = (SELECT MAX(game_id) FROM ratings WHERE account_id = r.account_id)",
             (),
         )
-        return [(Account(r["account_id"], r["name"]), _rating(r)) for r in rows]
+        return [(Account(r["account_id"], r["name"], bool(r["bot"])), _rating(r)) for r in rows]
 
     # ---- moderation: bans, mutes, the audit log -------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 import msgspec
@@ -204,6 +204,16 @@ def rating_of(owner: str | None, ratings: Mapping[int, int] | None) -> int | Non
     if ratings is None or owner is None or not owner.startswith("account:"):
         return None
     return ratings.get(int(owner.removeprefix("account:")), NEW_RATING)
+
+
+def is_program(owner: str | None, programs: Collection[int]) -> bool:
+    """Whether a seat's or a session's `owner` (`Seat.owner`) is one of the bot accounts
+    `programs` (account ids; issue 14)."""
+    return (
+        owner is not None
+        and owner.startswith("account:")
+        and int(owner.removeprefix("account:")) in programs
+    )
 
 
 class Table:
@@ -723,13 +733,15 @@ class Table:
         grace: dict[int, float] | None = None,
         ratings: Mapping[int, int] | None = None,
         fill_in: float | None = None,
+        programs: Collection[int] = (),
     ) -> protocol.TableState:
         """The table as `seat` (None: a spectator) may see it; `names` by session id;
         `paused` while an admin holds the table; `clock` the turn timer running; `grace`
         the seconds left to the seats held for disconnected players (by seat); `ratings`
         the shown rating of each rated account by account id (an account not in it shows
         `NEW_RATING`; a bot or a guest none: issue 13); `fill_in` the seconds left until bots
-        take the free seats of a quick-play table (`protocol.QuickPlay`)."""
+        take the free seats of a quick-play table (`protocol.QuickPlay`); `programs` the
+        account ids of bot accounts (their seats are marked `SeatInfo.bot_account`)."""
         grace = grace or {}
         return protocol.TableState(
             id=self.id,
@@ -743,6 +755,7 @@ class Table:
                     grace=None if s.bot or not s.away else round(grace.get(i, 0.0), 1),
                     rating=None if s.bot else rating_of(s.owner, ratings),
                     level=s.level if s.bot else None,
+                    bot_account=is_program(s.owner, programs),
                 )
                 for i, s in enumerate(self.seats)
             ),

@@ -41,6 +41,7 @@ class AccountScreen(PartialBackground, ModalScreen[None]):
         Binding("escape,enter", "close", N_("Close"), key_display="Esc"),
         Binding("n", "new_code", N_("New code")),
         Binding("b", "turn_bell", N_("Bell on your turn")),
+        Binding("m", "make_bot", N_("Bot account")),
     ]
 
     def __init__(self) -> None:
@@ -48,10 +49,13 @@ class AccountScreen(PartialBackground, ModalScreen[None]):
         self._code: str | None = None
         self._keys: list[KeyInfo] = []
         self._failed = False
+        self._bot: str | None = None
+        """The bot account's line (issue 14): None, "asked" (m once: m again confirms),
+        "made" (this session made it one), "failed"."""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """A guest has no account to link keys to: no code to make."""
-        if action == "new_code":
+        """A guest has no account to link keys to: no code to make, no bot account."""
+        if action in ("new_code", "make_bot"):
             return self._account is not None and self._store is not None
         return True
 
@@ -113,8 +117,30 @@ class AccountScreen(PartialBackground, ModalScreen[None]):
             lines.append(f"    ssh … link {show_code(self._code)}")
             lines.append("")
             lines.append(tr._("The code works once."))
-        lines += ["", self._bell_line(tr)]
+        lines += ["", self._bell_line(tr), "", self._bot_line(tr, account)]
         return title, "\n".join(lines), tr._("Esc: close · n: new code")
+
+    def _bot_line(self, tr: Translator, account: Account) -> str:
+        """Whether this is a bot account, or how it becomes one (issue 14)."""
+        if account.bot:
+            return tr._(
+                "This is a bot account: a program plays with its keys through `ssh … play` "
+                "(JSON lines, see docs/BOT-API.md), marked BOT and rated apart from people."
+            )
+        if self._bot == "made":
+            return tr._(
+                "This is now a bot account: from its next login, a program plays with its "
+                "keys through `ssh … play`, marked BOT and rated apart from people."
+            )
+        if self._bot == "failed":
+            return tr._("It could not be made a bot account just now; try again with m.")
+        if self._bot == "asked":
+            return tr._(
+                "Press m again to make {name} a bot account: for a program, not a person. "
+                "Only the server's admin can make it a person's account again.",
+                name=account.name,
+            )
+        return tr._("Bot account: m makes this account a program's (the bot API).")
 
     def compose(self) -> ComposeResult:
         title, body, hint = self._texts()
@@ -162,6 +188,29 @@ class AccountScreen(PartialBackground, ModalScreen[None]):
         if set_turn_bell is not None:
             set_turn_bell(not getattr(app, "turn_bell", True))
             self.retranslate()
+
+    def action_make_bot(self) -> None:
+        """`m` asks, `m` again makes the account a bot account (issue 14)."""
+        account = self._account
+        if account is None or account.bot or self._bot == "made":
+            return
+        if self._bot != "asked":
+            self._bot = "asked"
+            self.retranslate()
+            return
+        self.run_worker(self._make_bot(), exclusive=False, exit_on_error=False)
+
+    async def _make_bot(self) -> None:
+        store, account = self._store, self._account
+        assert store is not None and account is not None
+        try:
+            await store.set_bot(account.id, True)
+            self._bot = "made"
+            log.info("account %s made a bot account by its player", account.id)
+        except Exception:
+            log.exception("account %s could not be made a bot account", account.id)
+            self._bot = "failed"
+        self.retranslate()
 
     def action_close(self) -> None:
         self.dismiss(None)

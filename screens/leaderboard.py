@@ -1,5 +1,6 @@
 """The leaderboard: the best rated players by displayed rating, with their games and wins
-(issue 4, item 4); Enter opens the chosen player's profile.
+(issue 4, item 4); Enter opens the chosen player's profile. People and bot accounts are
+rated apart (issue 14), so they are listed apart: `b` shows the one list or the other.
 
 Ratings are each account's latest (`Store.current_ratings`), ranked and shown in points by
 `perudo_ssh.ratings.leaderboard` (best first, equal ratings by name); games and wins count
@@ -51,9 +52,9 @@ class Leader:
     wins: int
 
 
-async def read_leaders(store: Store, top: int = TOP) -> list[Leader]:
-    """The `top` best rated accounts, best first."""
-    current = await store.current_ratings()
+async def read_leaders(store: Store, top: int = TOP, bots: bool = False) -> list[Leader]:
+    """The `top` best rated accounts of people (`bots` True: of bot accounts), best first."""
+    current = [(a, row) for a, row in await store.current_ratings() if a.bot == bots]
     ids = {account.name: account.id for account, _ in current}
     board = leaderboard((account.name, rating_of_row(row)) for account, row in current)[:top]
     counts = await store.game_counts([ids[name] for name, _ in board])
@@ -91,6 +92,7 @@ class LeaderboardScreen(Screen[None]):
 
     BINDINGS = [
         Binding("p", "profile", N_("Profile"), key_display="p/⏎"),
+        Binding("b", "bots", N_("People / bots")),
         Binding("escape,q,l", "close", N_("Back"), key_display="esc"),
         Binding("f2", "app.language", N_("Language"), key_display="F2"),
     ]
@@ -99,14 +101,20 @@ class LeaderboardScreen(Screen[None]):
         super().__init__()
         self.leaders: list[Leader] | None = None
         self._failed = False
+        self.bots = False
+        """Listing bot accounts (`b`), not people."""
 
     @property
     def tr(self) -> Translator:
         """The app's translator (English outside a `PerudoApp`)."""
         return app_tr(self)
 
+    def _title(self) -> str:
+        tr = self.tr
+        return tr._("Leaderboard of bot accounts") if self.bots else tr._("Leaderboard")
+
     def compose(self) -> ComposeResult:
-        yield Static(self.tr._("Leaderboard"), id="leaders-title", classes="screen-title")
+        yield Static(self._title(), id="leaders-title", classes="screen-title")
         grid: DataTable[str | Text] = DataTable(id="leaders", cursor_type="row", zebra_stripes=True)
         for key, label in zip(COLUMN_KEYS, column_labels(self.tr), strict=True):
             grid.add_column(label, key=key)
@@ -123,7 +131,17 @@ class LeaderboardScreen(Screen[None]):
         if self.leaders is None:
             return tr._("Reading the leaderboard…")
         if not self.leaders:
+            if self.bots:
+                return tr._(
+                    "No bot account is rated yet: rated games between two bot accounts count. "
+                    "b: people."
+                )
             return tr._("Nobody is rated yet: rated games between two players with keys count.")
+        if self.bots:
+            return tr._(
+                "Programs playing through the bot API, rated among themselves. "
+                "Enter: the bot's profile. b: people."
+            )
         return tr._(
             "Rating: a conservative estimate of skill; a newcomer starts at 1000. "
             "Enter: the player's profile."
@@ -141,7 +159,7 @@ class LeaderboardScreen(Screen[None]):
         mine = store_and_account(self.app)
         assert mine is not None
         try:
-            self.leaders = await read_leaders(mine[0])
+            self.leaders = await read_leaders(mine[0], bots=self.bots)
         except Exception:
             log.exception("could not read the leaderboard")
             self._failed = True
@@ -162,7 +180,7 @@ class LeaderboardScreen(Screen[None]):
         """Redraw every text in the app's (new) language."""
         if not composed(self):
             return
-        self.query_one("#leaders-title", Static).update(self.tr._("Leaderboard"))
+        self.query_one("#leaders-title", Static).update(self._title())
         self.query_one("#leaders-hint", Static).update(self._hint())
         grid = self.query_one("#leaders", DataTable)
         cursor = grid.cursor_coordinate
@@ -189,6 +207,19 @@ class LeaderboardScreen(Screen[None]):
         account_id = self.chosen()
         if account_id is not None:
             self.app.push_screen(ProfileScreen(account_id))
+
+    def action_bots(self) -> None:
+        """`b`: the bot accounts' list, or the people's again (issue 14)."""
+        if store_and_account(self.app) is None:
+            return
+        self.bots = not self.bots
+        self.leaders = None
+        self._failed = False
+        if composed(self):
+            self.query_one("#leaders", DataTable).clear()
+            self.query_one("#leaders-title", Static).update(self._title())
+            self.query_one("#leaders-hint", Static).update(self._hint())
+        self.run_worker(self._load(), exclusive=True, exit_on_error=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

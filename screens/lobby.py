@@ -31,7 +31,7 @@ from screens.quickplay import QuickPlayDialog
 from screens.shared import SharedGrid, SharedLines
 from screens.tableview import status_word
 from screens.widgets import DrawnTexts
-from screens.wording import duration
+from screens.wording import duration, marked
 
 COLUMN_KEYS = ("id", "name", "preset", "seats", "status", "spectators")
 MAX_ONLINE_LINES = 250
@@ -149,6 +149,7 @@ class LobbyScreen(Screen[None]):
         self._pending: protocol.LobbyState | None = None
         self._online: tuple[str, ...] = ()
         self._ratings: tuple[int | None, ...] = ()  # beside `_online` (issue 13)
+        self._programs: frozenset[str] = frozenset()  # bot accounts of `_online` (issue 14)
         self._player = ""
         self._drawn = DrawnTexts(self)  # what the title, hint and online column show
 
@@ -239,6 +240,7 @@ class LobbyScreen(Screen[None]):
         self._show_tables(self.query_one("#tables", DataTable), lobby.tables)
         self._online = lobby.online
         self._ratings = lobby.ratings
+        self._programs = frozenset(lobby.bot_accounts)
         self.show_online()
         self._show_hint()
 
@@ -267,7 +269,8 @@ class LobbyScreen(Screen[None]):
         """The online column: its heading, then as many names as it has rows for (it does not
         scroll: drawing all of a thousand names on every arrival would cost each lobby screen
         for nothing; `MAX_ONLINE_LINES` before its size is known). Drawn again on resize.
-        Each name has its rating at the right where the column has room (`online_line`)."""
+        Each name has its rating at the right where the column has room (`online_line`); a
+        bot account's is marked (`BOT robo`)."""
         column = self.query_one("#online", Static).content_region
         rows = column.height or MAX_ONLINE_LINES + 1
         width = column.width or NAME_WIDTH - 1
@@ -275,7 +278,9 @@ class LobbyScreen(Screen[None]):
         shown = self._online[: min(rows - 1, MAX_ONLINE_LINES)]
         ratings = self._ratings if len(self._ratings) == len(self._online) else ()
         lines = [
-            online_line(name, ratings[i] if ratings else None, width)
+            online_line(
+                marked(name, name in self._programs), ratings[i] if ratings else None, width
+            )
             for i, name in enumerate(shown)
         ]
         online.append("\n".join(lines), style="")

@@ -36,6 +36,7 @@ from screens.messages import Send
 from screens.mounting import composed
 from screens.stored import GUEST, rating_of_row, shown_rating, store_and_account
 from screens.widgets import app_tr
+from screens.wording import marked
 
 if TYPE_CHECKING:
     from perudo_ssh.store import RatingRow, Store, StoredGame
@@ -50,11 +51,13 @@ LABEL_WIDTH = 20
 @dataclass(frozen=True, slots=True)
 class Profile:
     """What the profile shows of one account: its `name`, `stats` over its games, and
-    `ratings` its shown rating (points) after each rated game, oldest first."""
+    `ratings` its shown rating (points) after each rated game, oldest first; `bot`: a bot
+    account (issue 14: marked BOT, rated among bot accounts)."""
 
     name: str
     stats: PlayerStats
     ratings: tuple[int, ...]
+    bot: bool = False
 
 
 def stats_of_games(
@@ -98,7 +101,7 @@ async def read_profile(store: Store, account_id: int) -> Profile | None:
     history = await store.rating_history(account_id)
     stats = await asyncio.to_thread(stats_of_games, games, account_id, history)
     ratings = tuple(shown_rating(rating_of_row(row)) for row in history)
-    return Profile(name=account.name, stats=stats, ratings=ratings)
+    return Profile(name=account.name, stats=stats, ratings=ratings, bot=account.bot)
 
 
 def percent(tr: Translator, share: float | None) -> str:
@@ -261,7 +264,7 @@ class ProfileScreen(Screen[None]):
                 widget.display = False
             return
         self.refresh_bindings()  # `x` once it is another's profile
-        title.update(tr._("Profile of {name}", name=profile.name))
+        title.update(tr._("Profile of {name}", name=marked(profile.name, profile.bot)))
         body.update(Content("\n").join(profile_lines(tr, profile)))
         trend_title.update(Content.styled(tr._("Rating over time"), "bold underline"))
         # from where every account starts (issue 13: one game drew a flat block "from 1069

@@ -17,15 +17,16 @@ from perudo_ssh.rules import GameView
 from screens.bidtext import format_bid
 from screens.refusals import rule_reason
 from screens.widgets import Cup
-from screens.wording import auto_marker, bot_tag, clock_time, raise_hint
+from screens.wording import auto_marker, bot_tag, clock_time, marked, raise_hint
 
 BANNER_WIDTH = 80
 """Columns for the special-round banner: it must fit an 80-column terminal."""
 
 
 def seat_names(tr: Translator, table: protocol.TableState) -> list[str]:
-    """Seat names by seat index; seats not yet taken are named `seat N`."""
-    names = [seat.name for seat in table.seats]
+    """Seat names by seat index, a bot account's marked (`BOT robo`: `marked`); seats not yet
+    taken are named `seat N`."""
+    names = [marked(seat.name, seat.bot_account) for seat in table.seats]
     return names + [tr._("seat {n}", n=n + 1) for n in range(len(names), table.size)]
 
 
@@ -367,7 +368,8 @@ def waiting_lines(
                 )
                 if on
             ]
-            row = f"  {n + 1}. {seat.name}" + (f" ({', '.join(tags)})" if tags else "")
+            name = marked(seat.name, seat.bot_account)
+            row = f"  {n + 1}. {name}" + (f" ({', '.join(tags)})" if tags else "")
             if n == table.me:
                 row += " " + tr._("← you")
             rows.append(row)
@@ -380,7 +382,9 @@ def waiting_lines(
     if me_creator:
         hint = wait + tr._("Press b to add a bot, s to start now (2 players or more).")
     elif table.creator is not None and table.creator < len(table.seats):
-        hint = wait + tr._("{name} starts the game.", name=table.seats[table.creator].name)
+        creator = table.seats[table.creator]
+        name = marked(creator.name, creator.bot_account)
+        hint = wait + tr._("{name} starts the game.", name=name)
     else:  # its creator left with nobody after them: whoever sits down next takes over
         hint = wait + tr._("The next player to sit down can start the game.")
     if missing and table.code is not None:

@@ -36,6 +36,16 @@ def bot_level_word(tr: Translator, level: str) -> str:
     return tr._(word) if word is not None else level
 
 
+BOT_MARK = "BOT"
+"""The mark before a bot account's name (a program playing through the bot API; issue 14),
+the same in every language, as lichess marks its bots."""
+
+
+def marked(name: str, bot_account: bool) -> str:
+    """`name` as shown: `BOT robo` for a bot account (`BOT_MARK`), else as it is."""
+    return f"{BOT_MARK} {name}" if bot_account else name
+
+
 def bot_tag(tr: Translator, level: str | None) -> str:
     """`hard bot`: a bot seated as such, with its level; `bot` for one playing a human's
     seat (no level of its own)."""

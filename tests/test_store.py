@@ -43,6 +43,7 @@ TABLES_BY_VERSION = {
     4: {"unfinished_tables"},
     5: {"name_counters"},  # and accounts.name_skeleton computed again
     6: set(),  # a column: accounts.turn_bell
+    7: set(),  # a column: accounts.bot (bot accounts, issue 14)
 }
 
 

@@ -4,6 +4,9 @@
   place, the players.
 - `record ID` — one of your games as its `perudo-record/1` JSON (RECORD.md), exactly as
   stored; feed it to `perudo-ssh referee -`.
+- `play` — a bot account's program plays (issue 14): newline-delimited JSON both ways
+  (`perudo_ssh.botapi`, `perudo_ssh.ssh.play`, docs/BOT-API.md). Refused to a key whose
+  account is not a bot account, saying how it becomes one.
 - `link CODE` — from now on the key you connect with signs in as the account that showed
   CODE on its screen (see `screens.account`); any case, with or without the dash, or as
   its two halves (`link abcd efgh`). An address that typed `LINK_FAILURES` wrong
@@ -28,9 +31,14 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
+import asyncssh
+
 from perudo_ssh.i18n import N_, Translator, language_of, translator
 from perudo_ssh.moderation import host_of
-from perudo_ssh.ssh.login import AppFactory
+from perudo_ssh.session import LobbySession
+from perudo_ssh.ssh.admission import Admission
+from perudo_ssh.ssh.login import AppFactory, Login
+from perudo_ssh.ssh.play import ProgramRun
 from perudo_ssh.ssh.session import CRASH_MESSAGE, AppSession, locale_of
 from perudo_ssh.store import Account, LinkRefused, Store, UnknownLinkCode
 
@@ -50,8 +58,14 @@ no limit one client tried some 500 a second (and every try is a write to the dat
 USAGE = N_(
     "perudo-ssh does not run that command. It knows only: records (your games and their "
     "game numbers), record GAME (one of them as JSON, by its game number; a table's number "
-    "in the lobby is not one), link CODE (link this key to your account). "
+    "in the lobby is not one), link CODE (link this key to your account), play (a bot "
+    "account's program plays in JSON lines). "
     "To play, connect with plain `ssh ...`."
+)
+PLAY_NEEDS_BOT = N_(
+    "`play` is for programs, and this key's account ({name}) is not a bot account. Make it "
+    "one on its account screen (k in the lobby, then m), or ask the server's admin "
+    "(perudo-ssh admin bot NAME)."
 )
 NEEDS_KEY = N_(
     "Sign in with an SSH key first: guests keep no games and have no account to link to."
@@ -160,6 +174,8 @@ async def run_command(
     match words:
         case ["records"] | ["record", _] | ["link", _]:
             pass
+        case ["play"]:  # run by `CommandSession` itself, never here
+            return _refuse(tr._(USAGE))
         case _:
             return _refuse(tr._(USAGE))
     if fingerprint is None:
@@ -245,12 +261,18 @@ async def _link(
     )
 
 
+ProgramFactory = Callable[[Login], LobbySession]
+"""Attaches a bot account's program (`play`) to the lobby: its `LobbySession`."""
+
+
 class CommandSession(AppSession):
     """A session channel that plays the game like `AppSession`, or runs one whitelisted
-    command (`run_command`) when the client asked for one, then exits with its status.
-    Subsystems (SFTP) stay refused. `banned_keys()` gives the fingerprints under a ban in
-    force (none when None). `limits` are `AppSession`'s keywords (`limits`, `sessions`,
-    `address`): they apply when it plays the game."""
+    command (`run_command`) when the client asked for one, then exits with its status, or
+    (`play`) runs a bot account's program (`ProgramRun`, attached by `program_factory`;
+    without one `play` is refused). Subsystems (SFTP) stay refused. `banned_keys()` gives
+    the fingerprints under a ban in force (none when None). `limits` are `AppSession`'s
+    keywords (`limits`, `sessions`, `address`): they apply when it plays the game, and to a
+    program."""
 
     def __init__(
         self,
@@ -262,9 +284,12 @@ class CommandSession(AppSession):
         store: Store,
         account: Account | None,
         banned_keys: Callable[[], Collection[str]] | None = None,
+        program_factory: ProgramFactory | None = None,
         **limits: Any,
     ) -> None:
         super().__init__(app_factory, username, fingerprint, peer, **limits)
+        self._program_factory = program_factory
+        self._program: ProgramRun | None = None
         self._store = store
         self._banned_keys = banned_keys
         self._account = account
@@ -278,7 +303,21 @@ class CommandSession(AppSession):
         self._command = command
         return True
 
+    def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
+        if self._program is not None:
+            self._program.received(data)
+        elif self._command is None:
+            super().data_received(data, datatype)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._program is not None:
+            self._program.lost()
+        super().connection_lost(exc)
+
     def eof_received(self) -> bool:
+        if self._program is not None:
+            self._program.input_ended()  # the program closed its input: it has left
+            return True
         # A command reads no input: the client's end of input (`ssh host records
         # </dev/null`, a script, a pipe) must not close our side before the answer is
         # written — asyncssh half-closes it when this returns False, and the command
@@ -295,9 +334,62 @@ class CommandSession(AppSession):
         logger.info("command %r from %s", command[:80], self._where)
         tr = translator(language_of(locale_of(chan.get_environment())))
         newline = b"\r\n" if chan.get_terminal_type() else b"\n"  # a PTY wants CR LF
+        if command.split() == ["play"]:
+            self._start_program(tr, newline)
+            return
         run = self._answer(command, tr, newline)
         loop = asyncio.get_running_loop()
         self._command_task = loop.create_task(run, name=f"perudo-ssh command {self._where}")
+
+    def _start_program(self, tr: Translator, newline: bytes) -> None:
+        """`play`: run the program of a bot account, or refuse (no key, not a bot account,
+        past a session limit) saying why, exit status 1."""
+        chan = self._chan
+        assert chan is not None
+        account = self._account
+        refusal: str | None = None
+        if self._key is None:
+            refusal = tr._(NEEDS_KEY)
+        elif account is None or not account.bot or self._program_factory is None:
+            name = account.name if account is not None else self._username
+            refusal = tr._(PLAY_NEEDS_BOT, name=name)
+        admission: Admission | None = None
+        if refusal is None and self._sessions is not None:
+            admitted = self._sessions.admit(self._address, self._key)
+            if isinstance(admitted, Admission):
+                admission = admitted
+            else:
+                refusal = tr._(admitted.message, **admitted.args)
+        if refusal is not None or account is None or self._program_factory is None:
+            logger.info("play refused to %s", self._where)
+            chan.write_stderr(((refusal or "") + "\n").encode().replace(b"\n", newline))
+            chan.exit(1)
+            return
+        login = Login(
+            username=self._username,
+            name=account.name,
+            fingerprint=self._key,
+            peer=self._where,
+            term="",
+            colorterm=None,
+            lang=locale_of(chan.get_environment()),
+            size=(0, 0),
+            account=account,
+        )
+        try:
+            session = self._program_factory(login)
+        except Exception:
+            logger.exception("play from %s failed to start", self._where)
+            if admission is not None:
+                admission.release()
+            chan.write_stderr((tr._(CRASH_MESSAGE) + "\n").encode())
+            chan.exit(1)
+            return
+        limits = self._limits
+        self._program = ProgramRun(
+            chan, session, peer=self._where, limits=limits, admission=admission
+        )
+        self._program.start()
 
     async def _answer(self, command: str, tr: Translator, newline: bytes) -> None:
         chan = self._chan

@@ -64,7 +64,7 @@ from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import normal_address
 from perudo_ssh.names import clean_name
 from perudo_ssh.ssh.admission import STARTUPS_FULL, Connections, SessionCounts
-from perudo_ssh.ssh.commands import CommandSession
+from perudo_ssh.ssh.commands import CommandSession, ProgramFactory
 from perudo_ssh.ssh.hardening import (
     COMPRESSION_ALGS,
     ENCRYPTION_ALGS,
@@ -199,8 +199,10 @@ class _PerudoServer(asyncssh.SSHServer):
         limits: Limits = DEFAULT_LIMITS,
         counts: SessionCounts | None = None,
         connections: Connections | None = None,
+        program_factory: ProgramFactory | None = None,
     ) -> None:
         self._app_factory = app_factory
+        self._program_factory = program_factory
         self._limits = limits
         self._counts = counts
         self._connections = connections
@@ -475,6 +477,7 @@ class _PerudoServer(asyncssh.SSHServer):
                 store=self._store,
                 account=identity.account,
                 banned_keys=self._banned_keys,
+                program_factory=self._program_factory,
                 limits=self._limits,
                 sessions=self._counts,
                 address=self._address,
@@ -531,6 +534,7 @@ async def start_server(
     limits: Limits = DEFAULT_LIMITS,
     sessions: SessionCounts | None = None,
     connections: Connections | None = None,
+    program_factory: ProgramFactory | None = None,
 ) -> asyncssh.SSHAcceptor:
     """Listen for SSH clients; run `app_factory(login)` for each PTY session.
 
@@ -542,7 +546,9 @@ async def start_server(
     module's docstring); without one, `Login.name` is the cleaned user name. With `bans`,
     banned keys (and the keys of their accounts) and addresses are shown their ban and
     refused (the module's docstring); `banned_keys()` gives the fingerprints under a ban,
-    which `ssh host link CODE` refuses to join to an account.
+    which `ssh host link CODE` refuses to join to an account. `program_factory(login)`
+    attaches a bot account's program (`ssh host play`, with a store; issue 14) to the
+    lobby; without one, `play` is refused.
 
     `limits` sets the login timeout, the keepalive, the session limits and each session's
     input and output limits (`perudo_ssh.limits.Limits`). The live app sessions are counted
@@ -563,7 +569,9 @@ async def start_server(
     counts = sessions if sessions is not None else SessionCounts(limits)
     conns = connections if connections is not None else Connections(limits)
     acceptor = await asyncssh.create_server(
-        lambda: _PerudoServer(app_factory, store, guests, bans, banned_keys, limits, counts, conns),
+        lambda: _PerudoServer(
+            app_factory, store, guests, bans, banned_keys, limits, counts, conns, program_factory
+        ),
         host,
         port,
         server_host_keys=[host_key],
