@@ -4,6 +4,7 @@
 perudo-ssh serve [--config perudo.toml] [--listen 127.0.0.1] [--port 2222] [--host-keys host_keys]
                  [--db perudo.db] [--log-file PATH] [--log-format json|text] [--log-level INFO]
 perudo-ssh referee RECORD.json|-        (RECORD.md "The referee")
+perudo-ssh analyse RECORD.json|-        (every move's odds, the moves that cost a die)
 perudo-ssh admin add|remove NAME|FINGERPRINT [--config perudo.toml]
 perudo-ssh admin list [--config perudo.toml]
 perudo-ssh admin bot NAME [--remove] [--db perudo.db] [--config perudo.toml]
@@ -54,6 +55,30 @@ def referee_command(argv: Sequence[str]) -> int:
     sys.stdout.buffer.write(encode_verdict(verdict) + b"\n")
     sys.stdout.flush()
     return 0 if verdict.legal else 1
+
+
+def analyse_command(source: str) -> int:
+    """`perudo-ssh analyse RECORD.json|-`: the game explained, as text on stdout
+    (`perudo_ssh.analysis.analysis_text`: each bid's odds to be true and each call's to be
+    right, from the mover's view and the table's; the moves that cost a die).
+
+    Returns the exit status: 0 explained to its end, 1 the rules refuse the record from a
+    round on (explained up to it, which is named), 2 not a record (one line on stderr)."""
+    from perudo_ssh.analysis import analysis_text, replay_frames
+
+    try:
+        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    except OSError as exc:
+        print(f"perudo-ssh analyse: cannot read {source}: {exc.strerror}", file=sys.stderr)
+        return 2
+    try:
+        record = decode_record(data)
+        record.options  # noqa: B018 - raises MalformedRecord for rules that are not rules
+    except MalformedRecord as exc:
+        print(f"perudo-ssh analyse: malformed record: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(analysis_text(record))
+    return 0 if replay_frames(record).fault_round is None else 1
 
 
 def admin_command(args: argparse.Namespace) -> int:
@@ -232,6 +257,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     referee = sub.add_parser("referee", help="check a perudo-record/1 game record")
     referee.add_argument("record", help="a record file, or - for standard input")
+    analyse = sub.add_parser(
+        "analyse", help="explain a perudo-record/1 game: every move's odds, the costly ones"
+    )
+    analyse.add_argument("record", help="a record file, or - for standard input")
     admin = sub.add_parser(
         "admin", help="add, remove or list admins in the config file; mark bot accounts"
     )
@@ -263,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == "referee":
         return referee_command([args.record])
+    if args.command == "analyse":
+        return analyse_command(args.record)
     if args.command == "admin":
         return admin_command(args)
     try:

@@ -7,7 +7,9 @@ actions through `perudo_ssh.rules.apply`, as the referee does): nothing here jud
 At each moment the screen shows every cup (the dice hidden then, and those set aside face up,
 RULES.md §6), the moves of the round so far; after a round's call, its reveal as the table
 showed it (`screens.reveal.reveal_lines`: counted, who lost or gained a die, the payments);
-after the last, the finishing places.
+after the last, the finishing places. Each move is explained (issue 14, item 4;
+`perudo_ssh.analysis`): a bid's odds to be true, a call's to be right, from the mover's own
+dice and from the table's view; the moves that cost a die are marked `✗`.
 
 Keys: ← → a move, PgUp PgDn or [ ] a round, Home End the first and last moment, Esc back.
 Only a game the session's account played is shown. Text in the session's language
@@ -19,8 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import textwrap
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
@@ -30,21 +31,10 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
+from perudo_ssh.analysis import MoveAnalysis, Replay, analyse, percent, replay_frames
 from perudo_ssh.i18n import N_, Terms, Translator
-from perudo_ssh.record import MalformedRecord, Record, decode_record, engine_action, engine_roll
-from perudo_ssh.rules import (
-    Action,
-    Call,
-    DeclareCalzone,
-    PlaceBid,
-    Reroll,
-    Resign,
-    Roll,
-    RuleError,
-    State,
-    apply,
-    new_game,
-)
+from perudo_ssh.record import decode_record
+from perudo_ssh.rules import Action, Call, DeclareCalzone, PlaceBid, Reroll, Roll, State
 from screens.bidtext import format_bid
 from screens.footer import Footer
 from screens.mounting import composed
@@ -64,65 +54,6 @@ MOVER_WIDTH = 12
 """Columns of a name in the moves list (its panel is 34 columns wide)."""
 MOVES_WIDTH = 31
 """Columns of a line of the moves list: its panel's 34 less its padding and border."""
-
-
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One moment of a replayed game: round `round` (0-based) after its first `step` actions
-    (0: its dice just rolled); `state` the engine's state then; `action` the last action
-    applied (None at step 0). After a round's call `state.results[-1]` is its reveal, and the
-    players who left during the round (RULES.md §6) are already eliminated."""
-
-    round: int
-    step: int
-    state: State
-    action: Action | None
-
-
-@dataclass(frozen=True, slots=True)
-class Replay:
-    """A game ready to step through: its `record`, its `frames` in order, and `fault_round`:
-    the round in which the engine refused the record (the frames stop before it), or None
-    when it replayed to the end."""
-
-    record: Record
-    frames: tuple[Frame, ...]
-    fault_round: int | None = None
-
-    @property
-    def starts(self) -> tuple[int, ...]:
-        """The index of each round's first frame (its roll), in order."""
-        return tuple(i for i, frame in enumerate(self.frames) if frame.step == 0)
-
-    def moves_in(self, round_: int) -> int:
-        """How many actions round `round_` has in the record."""
-        return len(self.record.rounds[round_].actions)
-
-
-def replay_frames(record: Record) -> Replay:
-    """Every moment of `record` from the engine (RECORD.md, RULES.md): the state after each
-    round's roll and after each of its actions; the players a round's `left` lists are
-    eliminated with its last action (the call). Stops at the first roll or action the engine
-    refuses (a damaged record; the server stores only legal ones)."""
-    frames: list[Frame] = []
-    try:
-        state = new_game(record.options, len(record.players), record.seat_of[record.first_opener])
-    except (RuleError, MalformedRecord, KeyError):
-        return Replay(record, (), 0)
-    for i, round_ in enumerate(record.rounds):
-        try:
-            state = apply(state, engine_roll(record, round_))
-            frames.append(Frame(i, 0, state, None))
-            for j, recorded in enumerate(round_.actions):
-                action = engine_action(record, recorded)
-                state = apply(state, action)
-                if j == len(round_.actions) - 1:
-                    for name in round_.left:
-                        state = apply(state, Resign(seat=record.seat_of[name]))
-                frames.append(Frame(i, j + 1, state, action))
-        except (RuleError, KeyError):
-            return Replay(record, tuple(frames), i)
-    return Replay(record, tuple(frames))
 
 
 def replay_of_stored(game: StoredGame) -> Replay:
@@ -174,11 +105,18 @@ def cup_lines(
 
 
 def moves_lines(
-    tr: Translator, terms: Terms, replay: Replay, index: int, names: Sequence[str]
+    tr: Translator,
+    terms: Terms,
+    replay: Replay,
+    index: int,
+    names: Sequence[str],
+    costly: Collection[int] = (),
 ) -> list[Content]:
     """The moves of frame `index`'s round up to it, oldest first, the last one in bold; the
-    round's opener first. A move too long for `MOVES_WIDTH` goes on under itself, at the
-    column of the moves (`show and reroll:` / `4 4`), so each line is one line of the panel."""
+    round's opener first; a move whose frame is in `costly` (it cost its mover a die:
+    `perudo_ssh.analysis.analyse`) marked `✗`. A move too long for `MOVES_WIDTH` goes on
+    under itself, at the column of the moves (`show and reroll:` / `4 4`), so each line is
+    one line of the panel."""
     frame = replay.frames[index]
     start = index - frame.step
     opener = replay.frames[start].state.opener
@@ -188,8 +126,9 @@ def moves_lines(
         action = replay.frames[i].action
         assert action is not None and not isinstance(action, Roll)
         mover = f"{names[action.seat][:MOVER_WIDTH]:<{MOVER_WIDTH}} "
+        text = move_text(tr, terms, action) + (" ✗" if i in costly else "")
         wrapped = textwrap.wrap(
-            move_text(tr, terms, action),
+            text,
             MOVES_WIDTH,
             initial_indent=mover,
             subsequent_indent=indent,
@@ -198,6 +137,39 @@ def moves_lines(
         for line in wrapped or [mover.rstrip()]:
             lines.append(Content.styled(line, "bold") if i == index else Content(line))
     return lines
+
+
+def odds_line(
+    tr: Translator, terms: Terms, action: Action, move: MoveAnalysis, names: Sequence[str]
+) -> str:
+    """What a move's odds were (`perudo_ssh.analysis`): `3 × 4 by ana: 62 % likely from
+    ana's own dice, 41 % from the table's view.`, a call's to be right; `It cost ana a die.`
+    after a move that did. Empty for a move with no odds (a calzone, a show and reroll)."""
+    name = names[move.seat]
+    line = ""
+    if move.mover is not None and move.table is not None:
+        mover, table = percent(move.mover), percent(move.table)
+        if isinstance(action, PlaceBid):
+            line = tr._(
+                "{bid} by {name}: {mover} likely from {name}'s own dice, {table} from the "
+                "table's view.",
+                bid=format_bid(action.bid, terms),
+                name=name,
+                mover=mover,
+                table=table,
+            )
+        elif isinstance(action, Call):
+            line = tr._(
+                "{call} by {name}: {mover} likely right from {name}'s own dice, {table} from "
+                "the table's view.",
+                call=call_word(terms, action.call),
+                name=name,
+                mover=mover,
+                table=table,
+            )
+    if move.cost:
+        line = (line + " " + tr._("It cost {name} a die.", name=name)).strip()
+    return line
 
 
 def places_line(tr: Translator, game: StoredGame) -> str:
@@ -225,6 +197,8 @@ class ReplayScreen(Screen[None]):
         self.game_id = game_id
         self.game: StoredGame | None = None
         self.replay: Replay | None = None
+        self.analysis: dict[int, MoveAnalysis] = {}
+        """Each move's odds and cost, by frame index (`perudo_ssh.analysis.analyse`)."""
         self.index = 0
         self._problem: str | None = None  # an `N_` message id instead of the game
         self._loading = True
@@ -264,6 +238,8 @@ class ReplayScreen(Screen[None]):
                 self._problem = N_("That game is not one of yours.")
             else:
                 self.replay = await asyncio.to_thread(replay_of_stored, game)
+                moves = await asyncio.to_thread(analyse, self.replay)
+                self.analysis = {move.index: move for move in moves}
                 self.game = game
         except Exception:
             log.exception("could not replay game %s", self.game_id)
@@ -342,9 +318,17 @@ class ReplayScreen(Screen[None]):
         terms = tr.terms(self.replay.record.options)
         called = isinstance(frame.action, Call)
         self.set_class(called, "-reveal")
+        move = self.analysis.get(self.index)
+        odds = (
+            ""
+            if move is None or frame.action is None
+            else odds_line(tr, terms, frame.action, move, names)
+        )
         if called:
             result = frame.state.results[-1]
             lines = reveal_lines(tr, terms, result, names, frame.round)[:-1]  # no "press a key"
+            if odds:
+                lines = [Content.styled(odds, "italic"), Content(""), *lines]
             if frame.state.phase == "over" and self.game is not None:
                 lines.append(Content(""))
                 lines.append(Content.styled(self._winner_line(frame.state, names), "bold"))
@@ -362,8 +346,11 @@ class ReplayScreen(Screen[None]):
         cup_text += cup_lines(tr, frame.state, names, self._me())
         if frame.state.tokens is not None:
             cup_text += [Content(""), Content(tr._("Bank: ¤{bank}", bank=frame.state.tokens.bank))]
+        if odds:
+            cup_text += [Content(""), Content.styled(odds, "italic")]
         cups.update(Content("\n").join(cup_text))
-        move_text_lines = moves_lines(tr, terms, self.replay, self.index, names)
+        costly = {i for i, analysed in self.analysis.items() if analysed.cost}
+        move_text_lines = moves_lines(tr, terms, self.replay, self.index, names, costly)
         room = max(1, moves.size.height - 1) if moves.size.height else len(move_text_lines)
         title = Content.styled(tr._("Moves this round"), "bold underline")
         moves.update(Content("\n").join([title, *move_text_lines[-room:]]))
