@@ -53,6 +53,7 @@ class _SeatAtEnd:
     bot: bool
     left_round: int | None = None
     bot_from_start: bool = False
+    level: str | None = None  # a bot seated as such: its level (issue 14)
 
 
 def places(
@@ -103,7 +104,14 @@ class GameArchive:
         forgotten in the transaction that stores the game, so that a crash in between loses
         nothing (a game left unfinished in the store is handed over again at the next start)."""
         seats = tuple(
-            _SeatAtEnd(s.name, s.sid, s.bot, s.left_round, i in table.bots_at_start)
+            _SeatAtEnd(
+                s.name,
+                s.sid,
+                s.bot,
+                s.left_round,
+                i in table.bots_at_start,
+                s.level if i in table.bots_at_start else None,
+            )
             for i, s in enumerate(table.seats)
         )
         rated = bool(getattr(table, "rated", False))
@@ -156,6 +164,7 @@ class GameArchive:
                         bot=seat.bot_from_start
                         or (seat.bot and seat.name.casefold().startswith("bot-")),
                         left_round=seat.left_round,
+                        level=seat.level,
                     )
                 )
             if all(p.account_id is None for p in players):

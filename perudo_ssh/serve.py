@@ -63,7 +63,12 @@ async def update_ratings(
     left: `GamePlayer.left_round`); bots and guests (no account) are left out
     of the ranking. People and bot accounts (issue 14) are rated apart: the people are
     ranked among the people, the bot accounts among the bot accounts (each pool needs two to
-    be rated), so a program's games never move a person's rating nor the reverse. Each
+    be rated), so a program's games never move a person's rating nor the reverse. The
+    built-in bots of each level share one rating (`Store.level_account`): it moves by the
+    game's whole finishing order, everyone rated at the table counted at their rating (the
+    level's seats at its own; several seats of a level: their new ratings averaged), while
+    nobody else's moves for it — so a level's rating says how it fares against people and
+    programs, and beating bots never farms a rating. Each
     account starts from its latest stored rating (`ratings.DEFAULT` for a
     newcomer); the new ones are written in one transaction, dated when the game finished.
     An illegal or unfinished verdict rates nothing. Returns what it changed, by account
@@ -72,17 +77,22 @@ async def update_ratings(
     if not game.rated or not verdict.legal or verdict.winner is None:
         return None
     account_of = {p.name: p.account_id for p in game.players}
+    level_of: dict[str, str] = {
+        p.name: p.level for p in game.players if p.level is not None and p.account_id is None
+    }
     left = {p.name: p.left_round for p in game.players if p.left_round is not None}
     order = ratings.finishing_order(verdict, left)
     accounts = [account for account in account_of.values() if account is not None]
     lock = _RATING_LOCKS.setdefault(store, asyncio.Lock())
     async with lock:
         programs = await store.bot_accounts(accounts)
+        levels = {level: await store.level_account(level) for level in set(level_of.values())}
+        rated_as = {name: account for name, account in account_of.items() if account is not None}
+        rated_as.update((name, levels[level].id) for name, level in level_of.items())
         before: dict[str, ratings.Rating] = {}
         for name in order:
-            account = account_of.get(name)
-            if account is not None:
-                row = await store.rating_of(account)
+            if name in rated_as:
+                row = await store.rating_of(rated_as[name])
                 before[name] = (
                     ratings.DEFAULT if row is None else ratings.Rating(mu=row.mu, sigma=row.sigma)
                 )
@@ -91,7 +101,9 @@ async def update_ratings(
         # two pools: people among people, bot accounts among bot accounts (issue 14)
         for pool in (False, True):
             entries = [
-                before[name] if name in before and (account_of[name] in programs) == pool else None
+                before[name]
+                if account_of.get(name) is not None and (account_of[name] in programs) == pool
+                else None
                 for name in order
             ]
             if not ratings.is_rated(game.rated, entries):
@@ -101,10 +113,21 @@ async def update_ratings(
                 if rating is not None and account is not None and old is not None:
                     new[account] = (rating.mu, rating.sigma)
                     changes[account] = (name, shown(old), shown(rating))
+        # each level of built-in bots against everyone rated at the table, who stay as they are
+        everyone = [before.get(name) for name in order]
+        if levels and ratings.is_rated(game.rated, everyone):
+            after = ratings.rate(everyone)
+            for level, level_account in levels.items():
+                seats = [after[i] for i, name in enumerate(order) if level_of.get(name) == level]
+                rated = [rating for rating in seats if rating is not None]
+                new[level_account.id] = (
+                    sum(r.mu for r in rated) / len(rated),
+                    sum(r.sigma for r in rated) / len(rated),
+                )
         if not new:
             return None
         await store.add_ratings(game_id, new, at=game.finished)
-    return changes
+    return changes or None
 
 
 def shown(rating: ratings.Rating) -> int:

@@ -264,6 +264,9 @@ class GamePlayer:
     place: int
     bot: bool = False
     left_round: int | None = None
+    level: str | None = None
+    """A bot seated as such: its level (`perudo_ssh.bots.LEVELS`), for the ratings hook
+    (issue 14: each level is rated); not stored, None as read back."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -583,6 +586,32 @@ def _new_account(conn: sqlite3.Connection, wanted: str, now: float) -> Account:
     )
     assert cursor.lastrowid is not None
     return Account(id=cursor.lastrowid, name=name)
+
+
+def level_account_name(level: str) -> str:
+    """`bot-hard`: the name of the account rating the built-in bots of `level`."""
+    return f"bot-{level}"
+
+
+def is_level_account(account: Account) -> bool:
+    """Whether `account` holds a level's rating (`Store.level_account`), not a player's."""
+    return account.bot and account.name.startswith("bot-")
+
+
+def _level_account(conn: sqlite3.Connection, name: str, now: float) -> Account:
+    with _write(conn):
+        row = conn.execute(
+            "SELECT id, name, bot FROM accounts WHERE name_key = ?", (name.casefold(),)
+        ).fetchone()
+        if row is not None:
+            return Account(row["id"], row["name"], True)
+        cursor = conn.execute(
+            "INSERT INTO accounts (name, name_key, name_skeleton, created, bot)"
+            " VALUES (?, ?, ?, ?, 1)",
+            (name, name.casefold(), skeleton(name), now),
+        )
+        assert cursor.lastrowid is not None
+        return Account(cursor.lastrowid, name, True)
 
 
 def _claim_key(conn: sqlite3.Connection, fingerprint: str, wanted: str, now: float) -> Claim:
@@ -950,6 +979,28 @@ class Store:
             _execute, "UPDATE accounts SET bot = ? WHERE id = ?", (int(bot), account_id)
         )
         return changed > 0
+
+    async def level_account(self, level: str, now: float | None = None) -> Account:
+        """The account that holds the rating of the built-in bots of `level` (issue 14:
+        `perudo_ssh.bots.LEVELS`), made on first use: named `bot-LEVEL` (a lobby-shaped
+        name no player can claim: `claimable_name`), a bot account, no key."""
+        name = level_account_name(level)
+        return await self._run(_level_account, name, _now(now))
+
+    async def rated_games(self, account_ids: Sequence[int]) -> dict[int, int]:
+        """`{account_id: rated games}` (an account never rated is 0): for the built-in bots'
+        levels, whose seats are nobody's account in the stored games."""
+        counts = dict.fromkeys(account_ids, 0)
+        if counts:
+            marks = ", ".join("?" * len(counts))
+            rows = await self._run(
+                _fetchall,
+                "SELECT account_id, COUNT(*) AS n FROM ratings"
+                f" WHERE account_id IN ({marks}) GROUP BY account_id",
+                list(counts),
+            )
+            counts.update((row["account_id"], row["n"]) for row in rows)
+        return counts
 
     async def bot_accounts(self, account_ids: Sequence[int]) -> set[int]:
         """Which of `account_ids` are bot accounts."""

@@ -1,6 +1,7 @@
 """The leaderboard: the best rated players by displayed rating, with their games and wins
 (issue 4, item 4); Enter opens the chosen player's profile. People and bot accounts are
-rated apart (issue 14), so they are listed apart: `b` shows the one list or the other.
+rated apart (issue 14), so they are listed apart: `b` shows the one list or the other; the
+bots' list has the built-in bots' levels too (`bot-hard`: its games are its rated games).
 
 Ratings are each account's latest (`Store.current_ratings`), ranked and shown in points by
 `perudo_ssh.ratings.leaderboard` (best first, equal ratings by name); games and wins count
@@ -22,6 +23,7 @@ from textual.widgets import DataTable, Static
 
 from perudo_ssh.i18n import N_, Translator
 from perudo_ssh.ratings import leaderboard
+from perudo_ssh.store import is_level_account
 from screens.footer import Footer
 from screens.mounting import composed
 from screens.profile import ProfileScreen
@@ -49,7 +51,9 @@ class Leader:
     name: str
     rating: int
     games: int
-    wins: int
+    wins: int | None
+    """None for a level of the built-in bots, whose seats are nobody's in the stored games:
+    its `games` are its rated games (issue 14)."""
 
 
 async def read_leaders(store: Store, top: int = TOP, bots: bool = False) -> list[Leader]:
@@ -57,11 +61,16 @@ async def read_leaders(store: Store, top: int = TOP, bots: bool = False) -> list
     current = [(a, row) for a, row in await store.current_ratings() if a.bot == bots]
     ids = {account.name: account.id for account, _ in current}
     board = leaderboard((account.name, rating_of_row(row)) for account, row in current)[:top]
+    levels = {account.id for account, _ in current if is_level_account(account)}
     counts = await store.game_counts([ids[name] for name, _ in board])
+    rated = await store.rated_games(sorted(levels))
     leaders = []
     for rank, (name, points) in enumerate(board, start=1):
         games, wins = counts[ids[name]]
-        leaders.append(Leader(rank, ids[name], name, round(points), games, wins))
+        if ids[name] in levels:
+            leaders.append(Leader(rank, ids[name], name, round(points), rated[ids[name]], None))
+        else:
+            leaders.append(Leader(rank, ids[name], name, round(points), games, wins))
     return leaders
 
 
@@ -83,7 +92,7 @@ def leader_row(leader: Leader) -> tuple[str | Text, ...]:
         Text(cut(leader.name, NAME_WIDTH)),
         str(leader.rating),
         str(leader.games),
-        str(leader.wins),
+        "–" if leader.wins is None else str(leader.wins),
     )
 
 
@@ -139,8 +148,8 @@ class LeaderboardScreen(Screen[None]):
             return tr._("Nobody is rated yet: rated games between two players with keys count.")
         if self.bots:
             return tr._(
-                "Programs playing through the bot API, rated among themselves. "
-                "Enter: the bot's profile. b: people."
+                "Programs playing through the bot API, rated among themselves, and the "
+                "built-in bots by level, rated against everyone at rated tables. b: people."
             )
         return tr._(
             "Rating: a conservative estimate of skill; a newcomer starts at 1000. "

@@ -328,7 +328,7 @@ class ReplayScreen(Screen[None]):
             result = frame.state.results[-1]
             lines = reveal_lines(tr, terms, result, names, frame.round)[:-1]  # no "press a key"
             if odds:
-                lines = [Content.styled(odds, "italic"), Content(""), *lines]
+                lines += [Content(""), Content.styled(odds, "italic")]
             if frame.state.phase == "over" and self.game is not None:
                 lines.append(Content(""))
                 lines.append(Content.styled(self._winner_line(frame.state, names), "bold"))

@@ -13,7 +13,10 @@ from perudo_ssh import protocol as P
 from perudo_ssh.cli import main
 from perudo_ssh.i18n import translator
 from perudo_ssh.ratings import DEFAULT, rate
-from perudo_ssh.store import Store
+from perudo_ssh.record import encode_record
+from perudo_ssh.referee import encode_verdict
+from perudo_ssh.serve import update_ratings
+from perudo_ssh.store import GamePlayer, NewGame, Store
 from screens.account import AccountScreen
 from screens.leaderboard import LeaderboardScreen
 from screens.tableview import seat_names
@@ -196,5 +199,54 @@ async def test_a_player_makes_their_account_a_bot_account_on_the_account_screen(
             await pilot.press("m")
             await wait_until(pilot, lambda: "This is now a bot account" in screen_text(app))
             assert await store.bot_accounts([robo.id]) == {robo.id}
+    finally:
+        await store.close()
+
+
+async def test_each_level_of_built_in_bots_is_rated_against_everyone_and_moves_nobody(tmp_path):
+    """one_die_game with cyd a hard bot: ben wins, ana second, cyd last. The people are ranked
+    among themselves as ever; `bot-hard` moves as the third of the whole order; ana alone
+    with two hard bots (calza_game: ana wins, ben is a bot) moves only the level."""
+    store = await Store.open(tmp_path / "perudo.db")
+    try:
+        ana = (await store.claim_key("SHA256:ana", "ana")).account
+        ben = (await store.claim_key("SHA256:ben", "ben")).account
+        record, verdict = one_die_game()
+        new = NewGame(
+            finished=1000.0, preset="classic", rated=True,
+            record=encode_record(record), verdict=encode_verdict(verdict),
+            players=(
+                GamePlayer(seat=0, name="ana", account_id=ana.id, place=2),
+                GamePlayer(seat=1, name="ben", account_id=ben.id, place=1),
+                GamePlayer(seat=2, name="cyd", account_id=None, place=3, bot=True, level="hard"),
+            ),
+        )  # fmt: skip
+        game = await store.add_game(new)
+        changes = await update_ratings(store, game, new, verdict)
+        assert changes is not None and set(changes) == {ana.id, ben.id}  # shown to the table
+        ben1, ana1, _ = rate([DEFAULT, DEFAULT, None])
+        _, _, hard1 = rate([DEFAULT, DEFAULT, DEFAULT])
+        assert ben1 and ana1 and hard1
+        assert await stored_rating(store, ana, game) == (ana1.mu, ana1.sigma)
+        level = await store.level_account("hard")
+        assert (level.name, level.bot) == ("bot-hard", True)
+        assert await stored_rating(store, level, game) == (hard1.mu, hard1.sigma)
+        assert await store.rated_games([level.id, ana.id]) == {level.id: 1, ana.id: 1}
+        # a person against the level alone: the person stays, the level moves
+        record, verdict = calza_game()
+        new = NewGame(
+            finished=1001.0, preset="classic", rated=True,
+            record=encode_record(record), verdict=encode_verdict(verdict),
+            players=(
+                GamePlayer(seat=0, name="ana", account_id=ana.id, place=1),
+                GamePlayer(seat=1, name="ben", account_id=None, place=2, bot=True, level="hard"),
+            ),
+        )  # fmt: skip
+        second = await store.add_game(new)
+        assert await update_ratings(store, second, new, verdict) is None  # nothing to show
+        _, hard2 = rate([ana1, hard1])
+        assert hard2 is not None
+        assert await stored_rating(store, level, second) == (hard2.mu, hard2.sigma)
+        assert [row.game_id for row in await store.rating_history(ana.id)] == [game]
     finally:
         await store.close()
