@@ -57,12 +57,11 @@ def main() -> int:
         ssh.stdin.write(json.dumps(command) + "\n")
         ssh.stdin.flush()
 
-    me, done, played = None, set(), False
+    done, played = set(), False
     for line in ssh.stdout:
         event = json.loads(line)
         kind = event["type"]
         if kind == "Welcome":
-            me = event["name"]
             if args.join is not None:
                 send({"type": "JoinTable", "table": args.join})
             else:
@@ -75,6 +74,7 @@ def main() -> int:
                 send({"type": "LeaveTable"})
                 break
             now = (game["round_index"], len(game["bids"]))
+            me = event["seats"][event["me"]]["name"]  # the seat's name: waiting_for lists those
             if me in event["waiting_for"] and ("ready", now) not in done:
                 done.add(("ready", now))  # the reveal seen: go on
                 send({"type": "Ready", "round": game["round_index"]})

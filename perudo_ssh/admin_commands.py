@@ -274,6 +274,7 @@ class AdminCommands:
                     admin=client.admin,
                     muted=None if mute is None else mute.reason,
                     muted_until=None if mute is None else mute.until,
+                    bot_account=client.bot_account,
                 )
             )
         tables = tuple(

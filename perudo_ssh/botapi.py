@@ -46,6 +46,10 @@ COMMANDS_PER_SECOND = 5.0
 person's keys are): lines past it wait their turn."""
 COMMANDS_BURST = 20
 """Lines handled at once above the sustained rate."""
+BYTES_PER_SECOND = 16384
+"""Bytes a program may send a second, sustained (its lines are short: this is a flood)."""
+BYTES_BURST = 262144
+"""Bytes a program may send at once above `BYTES_PER_SECOND`."""
 FLOOD_SECONDS = 30.0
 """A program that keeps lines waiting for the rate this long without a break is ended
 (`Error` "too_much_input")."""
@@ -100,14 +104,30 @@ class Error(protocol.Message, frozen=True, tag=True, omit_defaults=True):
     line: int | None = None
 
 
-ServerLine = Hello | Error | protocol.Event
+ProgramEvent = (
+    protocol.Welcome
+    | protocol.LobbyState
+    | protocol.TableState
+    | protocol.Refused
+    | protocol.Notice
+    | protocol.ChatLine
+    | protocol.ChatHistory
+    | protocol.LeftTable
+    | protocol.Goodbye
+    | protocol.Announcement
+    | protocol.Challenged
+)
+"""The lobby's events a program gets: every one but the admins' (`AdminState` answers an
+admin command, which programs may not send)."""
+
+ServerLine = Hello | Error | ProgramEvent
 """What the server writes: one of these a line."""
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(ProgramCommand)
 
 
-def encode_line(message: ServerLine) -> bytes:
+def encode_line(message: ServerLine | protocol.Event) -> bytes:
     """One server line: the JSON of `message` and a newline."""
     return _encoder.encode(message) + b"\n"
 
@@ -124,12 +144,12 @@ class _Bucket:
     def __init__(self, rate: float, burst: float, now: float) -> None:
         self.rate, self.burst, self.tokens, self.at = rate, burst, burst, now
 
-    def take(self, now: float) -> bool:
-        """Take a token if there is one."""
+    def take(self, now: float, tokens: int = 1) -> bool:
+        """Take `tokens` if there are as many."""
         self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
         self.at = now
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
+        if self.tokens >= tokens:
+            self.tokens -= tokens
             return True
         return False
 
@@ -144,17 +164,19 @@ class ProgramLink:
     `received(data, now)` takes bytes as they come (lines may be split anywhere). Each whole
     line is a command sent to the lobby, or an `Error` written back with `write` (bytes of one
     line), in order and within the rate: past `COMMANDS_PER_SECOND` the lines are held, never
-    dropped, and `pump(now)` hands them on as the rate allows (it says when to call it again;
-    the transport stops reading while `held` is `MAX_HELD` or more, so that flow control slows
-    the program). Held without a break for `FLOOD_SECONDS`, the program is `flooding`: an
-    `Error` "too_much_input" is written and nothing more is read.
+    dropped, and `pump(now)` hands them on as the rate allows (it says when to call it again).
+    A program is `flooding` — an `Error` "too_much_input" is written and nothing more is read
+    — once it holds lines back for `FLOOD_SECONDS` without a break, holds more than
+    `MAX_HELD` lines, or sends more than `BYTES_PER_SECOND` (above `BYTES_BURST`): memory and
+    time stay bounded whatever it sends, without flow control (asyncssh's window opens again
+    whole at each resume of a paused channel, so pausing does not bound its buffer).
 
     `event(event, now)` gives the line of an event for the program and notes whether the table
     now waits for it; `overdue(now)` says when it has waited `ANSWER_SECONDS` with no line from
     the program. Times are seconds on one monotonic clock, given by the caller."""
 
     MAX_HELD = 64
-    """Lines held for the rate before the transport should stop reading."""
+    """Lines held for the rate at most (`MAX_LINE` bytes each)."""
 
     def __init__(
         self,
@@ -178,6 +200,7 @@ class ProgramLink:
         self._held: deque[tuple[int, bytes]] = deque()  # (line number, line) for the rate
         self._held_since: float | None = None  # lines held for the rate since, no break
         self._heard = now  # when the program last sent a line
+        self._bytes = _Bucket(BYTES_PER_SECOND, BYTES_BURST, now)
         self._waits_since: float | None = None  # the table waits for the program since
         self.flooding = False
 
@@ -188,6 +211,11 @@ class ProgramLink:
 
     def received(self, data: bytes, now: float) -> float | None:
         """Take `data` from the program; what `pump(now)` returns."""
+        if self.flooding:
+            return None
+        if not self._bytes.take(now, len(data)):
+            self._flood(f"more than {BYTES_PER_SECOND} bytes a second")
+            return None
         start = 0
         while not self.flooding:
             end = data.find(b"\n", start)
@@ -218,6 +246,11 @@ class ProgramLink:
         self._partial.clear()
         if line.strip():  # an empty line: nothing, not even a reply
             self._heard = now
+            if len(self._held) >= self.MAX_HELD:
+                self.pump(now)  # what the rate allows goes first
+            if len(self._held) >= self.MAX_HELD:
+                self._flood(f"more than {self.MAX_HELD} lines waiting for the rate")
+                return
             self._held.append((self._lines, line))
 
     def pump(self, now: float) -> float | None:
@@ -228,13 +261,10 @@ class ProgramLink:
                 if self._held_since is None:
                     self._held_since = now
                 elif now - self._held_since > self._flood_seconds:
-                    self.flooding = True
-                    self._held.clear()
-                    message = (
+                    self._flood(
                         f"more than {COMMANDS_PER_SECOND:g} lines a second for "
-                        f"{self._flood_seconds:g} seconds: the session ends"
+                        f"{self._flood_seconds:g} seconds"
                     )
-                    self._write(encode_line(Error(code="too_much_input", message=message)))
                     return None
                 return self._bucket.wait()
             number, line = self._held.popleft()
@@ -242,11 +272,23 @@ class ProgramLink:
         self._held_since = None
         return None
 
+    def _flood(self, why: str) -> None:
+        """End it: `why` the program is flooding, in an `Error` line."""
+        self.flooding = True
+        self._held.clear()
+        self._partial.clear()
+        message = f"{why}: the session ends"
+        self._write(encode_line(Error(code="too_much_input", message=message)))
+
     def _handle(self, number: int, line: bytes) -> None:
         try:
             command = decode_command(line.removesuffix(b"\r"))
+            protocol.encode(command)  # numbers past 64 bits cannot cross to the lobby
         except (msgspec.DecodeError, msgspec.ValidationError) as error:
             self._error("malformed", str(error), number)
+            return
+        except OverflowError:
+            self._error("malformed", "a number is out of range", number)
             return
         self.session.send(command)
 
@@ -259,7 +301,7 @@ class ProgramLink:
         (its turn to bid or call, or a reveal it has not confirmed)."""
         match event:
             case protocol.TableState():
-                waits = waits_for(event, self.session.name)
+                waits = waits_for(event)
                 if not waits:
                     self._waits_since = None
                 elif self._waits_since is None:
@@ -277,12 +319,13 @@ class ProgramLink:
         return now - max(since, self._heard) >= self._answer_seconds
 
 
-def waits_for(table: protocol.TableState, name: str) -> bool:
-    """Whether `table` waits for the player `name` seated at it: their turn to bid or call
-    (RULES.md §3), or a reveal they have not confirmed (`TableState.waiting_for`)."""
+def waits_for(table: protocol.TableState) -> bool:
+    """Whether `table` waits for its recipient, seated at it: their turn to bid or call
+    (RULES.md §3), or a reveal they have not confirmed (`TableState.waiting_for` lists seat
+    names: a second session `robo-2` that took `robo`'s seat over plays as `robo`)."""
     if table.paused or table.me is None or table.game is None:
         return False
-    if name in table.waiting_for:
+    if table.seats[table.me].name in table.waiting_for:
         return True
     game = table.game
     return table.status == "playing" and game.phase == "bidding" and game.turn == table.me

@@ -970,7 +970,11 @@ class Lobby:
         table = self._create(client, create)
         assert table.code is not None
         challenged = protocol.Challenged(
-            by=client.name, table=table.id, code=table.code, preset=table.options.preset
+            by=client.name,
+            table=table.id,
+            code=table.code,
+            preset=table.options.preset,
+            bot_account=client.bot_account,
         )
         self._send(target, challenged)
         self._send(
@@ -1155,6 +1159,7 @@ class Lobby:
             table=None if table is None else table.id,
             name=client.name,
             text=line,
+            bot_account=client.bot_account,
         )
         scope = None if table is None else table.id
         self._chat.setdefault(scope, deque(maxlen=HISTORY)).append(said)

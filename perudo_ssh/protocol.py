@@ -478,6 +478,8 @@ class Challenged(Message, frozen=True, tag=True):
     table: int
     code: str
     preset: str
+    bot_account: bool = False
+    """`by` is a bot account: a program (marked BOT; issue 14)."""
 
 
 SAVE_PAUSED = N_("the server cannot save this game right now; it is paused")
@@ -497,6 +499,8 @@ class ChatLine(Message, frozen=True, tag=True):
     name: str
     text: str
     table: int | None = None
+    bot_account: bool = False
+    """`name` is a bot account's: a program (marked BOT; issue 14)."""
 
 
 class ChatHistory(Message, frozen=True, tag=True):
@@ -545,6 +549,8 @@ class AdminSession(Message, frozen=True):
     admin: bool = False
     muted: str | None = None
     muted_until: float | None = None
+    bot_account: bool = False
+    """A bot account's session (a program, or its player at a terminal; issue 14)."""
 
 
 class AdminTable(Message, frozen=True):

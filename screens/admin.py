@@ -37,6 +37,7 @@ from screens.dialogs import ConfirmDialog, Question
 from screens.footer import Footer
 from screens.messages import Send
 from screens.mounting import composed
+from screens.wording import marked
 
 Cell = str | Text
 SESSION_KEYS = ("id", "name", "key", "address", "where", "muted")
@@ -68,7 +69,7 @@ def session_row(session: protocol.AdminSession, tr: Translator) -> tuple[Cell, .
         where = tr._("table {table}", table=session.table)
     else:
         where = tr._("watching {table}", table=session.table)
-    name = Text(session.name, style="bold" if session.admin else "")
+    name = Text(marked(session.name, session.bot_account), style="bold" if session.admin else "")
     muted = ""
     if session.muted is not None:
         muted = tr._("until {when}", when=when(session.muted_until, tr, forever=True))

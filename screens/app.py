@@ -39,6 +39,7 @@ from screens.refusals import refusal_text, say
 from screens.rules import RulesScreen, table_settings
 from screens.shared import KeptPanel
 from screens.table import TableScreen
+from screens.wording import marked
 
 if TYPE_CHECKING:
     from perudo_ssh.limits import Limits
@@ -355,7 +356,7 @@ class PerudoApp(App[str | None]):
                 self.tr._(
                     "{name} challenges you to a game of {preset}: in the lobby, press e and "
                     "type {code}.",
-                    name=challenge.by,
+                    name=marked(challenge.by, challenge.bot_account),
                     preset=challenge.preset,
                     code=challenge.code,
                 ),
@@ -373,7 +374,7 @@ class PerudoApp(App[str | None]):
         def question(tr: Translator) -> str:
             return tr._(
                 "{name} challenges you to a game of {preset}. Play?",
-                name=challenge.by,
+                name=marked(challenge.by, challenge.bot_account),
                 preset=challenge.preset,
             )
 

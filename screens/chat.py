@@ -27,6 +27,7 @@ from perudo_ssh.i18n import N_, Translator
 from screens.messages import Send
 from screens.shared import QuietInput, SharedLines
 from screens.widgets import app_tr
+from screens.wording import marked
 
 Scope = Literal["lobby", "table"]
 
@@ -108,7 +109,7 @@ def chat_arrived(app: App, event: protocol.ChatLine | protocol.ChatHistory) -> N
         and event.name != getattr(app, "player_name", None)
     ):
         notify_words = getattr(app, "notify_words", None)  # kept on a language switch
-        text, name = _printable(event.text), _printable(event.name)
+        text, name = _printable(event.text), marked(_printable(event.name), event.bot_account)
         if notify_words is not None:
             notify_words(text, title=name, timeout=NOTIFY_SECONDS)
         else:
@@ -119,7 +120,8 @@ def line_content(line: protocol.ChatLine) -> Content:
     """One chat line as drawn: the name in bold, then the text; plain text, never markup.
     The lobby cleaned both; cleaned again here, so that no control character reaches the
     terminal whatever a server sends."""
-    return Content.assemble((clean_chat(line.name) or "?", "bold"), ": ", _printable(line.text))
+    name = marked(clean_chat(line.name) or "?", line.bot_account)  # `BOT robo`: a program
+    return Content.assemble((name, "bold"), ": ", _printable(line.text))
 
 
 def _printable(text: str) -> str:

@@ -105,8 +105,8 @@ def test_a_program_that_keeps_lines_waiting_for_thirty_seconds_is_ended():
     program, sent, lines = link()
     ready = b'{"type":"Ready","round":0}\n'
     program.received(ready * 40, 0.0)
-    for second in range(1, 40):  # 10 lines a second, twice the rate: the backlog grows
-        program.received(ready * 10, float(second))
+    for second in range(1, 40):  # 6 lines a second, past the rate: the backlog grows
+        program.received(ready * 6, float(second))
         if program.flooding:
             break
     assert program.flooding and second == 31
@@ -122,6 +122,34 @@ def test_a_program_that_keeps_lines_waiting_for_thirty_seconds_is_ended():
     assert program.received(ready, 100.0) is None and len(sent.commands) == count
 
 
+def test_too_many_lines_held_or_too_many_bytes_end_the_program_at_once():
+    program, sent, lines = link()
+    program.received(b'{"type":"Ready","round":0}\n' * (20 + botapi.ProgramLink.MAX_HELD), 0.0)
+    assert not program.flooding and program.held == botapi.ProgramLink.MAX_HELD
+    program.received(b'{"type":"Ready","round":0}\n', 0.0)
+    assert program.flooding and program.held == 0 and len(sent.commands) == 20
+    assert lines[-1]["message"] == "more than 64 lines waiting for the rate: the session ends"
+    program, _, lines = link()
+    chunk = b"x" * 32768  # no newline: skipped as it comes, but counted
+    for _ in range(botapi.BYTES_BURST // len(chunk)):
+        program.received(chunk, 0.0)
+    assert not program.flooding and lines == []
+    program.received(chunk, 0.5)  # half a second's worth more would do; this is twice it
+    assert program.flooding
+    assert lines[-1]["message"] == "more than 16384 bytes a second: the session ends"
+
+
+def test_a_number_past_64_bits_is_malformed_and_changes_nothing():
+    program, sent, lines = link()
+    program.received(b'{"type":"MakeBid","count":99999999999999999999999,"face":2}\n', 0.0)
+    program.received(b'{"type":"Ready","round":-99999999999999999999}\n', 0.0)
+    assert sent.commands == []
+    assert [(line["code"], line["message"], line["line"]) for line in lines] == [
+        ("malformed", "a number is out of range", 1),
+        ("malformed", "a number is out of range", 2),
+    ]
+
+
 def my_turn(me: int, turn: int) -> P.TableState:
     """Seat `me`'s table with seat `turn` to bid (seat 0 opened the round)."""
     state = rolled()
@@ -133,12 +161,11 @@ def my_turn(me: int, turn: int) -> P.TableState:
 def test_the_table_waiting_on_a_silent_program_makes_it_overdue():
     program, _, _ = link(answer_seconds=30.0)
     table = my_turn(0, 1)
-    assert botapi.waits_for(table, "ana") is False
+    assert botapi.waits_for(table) is False
     program.event(table, 0.0)
     assert not program.overdue(100.0)  # not its turn: it may be silent for ever
     mine = my_turn(0, 0)
-    assert botapi.waits_for(mine, mine.seats[0].name)
-    program.session.name = mine.seats[0].name
+    assert botapi.waits_for(mine)
     program.event(mine, 100.0)
     assert not program.overdue(129.9) and program.overdue(130.0)
     program.received(b"garbage\n", 125.0)  # a line, even a bad one: it answers
@@ -149,10 +176,11 @@ def test_the_table_waiting_on_a_silent_program_makes_it_overdue():
 
 def test_a_reveal_waits_for_the_program_until_it_is_ready():
     mine = my_turn(0, 1)
-    name = mine.seats[0].name
-    reveal = msgspec.structs.replace(mine, waiting_for=(name,))
-    assert botapi.waits_for(reveal, name) and not botapi.waits_for(reveal, "other")
-    assert not botapi.waits_for(msgspec.structs.replace(reveal, paused=True), name)
+    reveal = msgspec.structs.replace(mine, waiting_for=(mine.seats[0].name,))
+    assert botapi.waits_for(reveal) and not botapi.waits_for(mine)
+    others = msgspec.structs.replace(mine, waiting_for=(mine.seats[1].name,))
+    assert not botapi.waits_for(others)
+    assert not botapi.waits_for(msgspec.structs.replace(reveal, paused=True))
 
 
 def test_an_event_line_is_the_event_as_json_with_its_type():
@@ -192,6 +220,8 @@ def test_the_schema_in_docs_is_the_one_the_types_make():
     program = schema["$defs"]["ProgramLine"]
     tags = {ref["$ref"].rsplit("/", 1)[1] for ref in program["anyOf"]}
     assert "MakeBid" in tags and "Kick" not in tags
+    events = {ref["$ref"].rsplit("/", 1)[1] for ref in schema["$defs"]["ServerLine"]["anyOf"]}
+    assert {"Hello", "Error", "TableState"} <= events and "AdminState" not in events
     bid = schema["$defs"]["MakeBid"]
     assert bid["required"] == ["type", "count", "face"]
 

@@ -8,6 +8,7 @@ and rated apart; `play` is refused to a person's account."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from perudo_ssh import botapi
 from perudo_ssh.record import decode_record
 from perudo_ssh.referee import verdict_of
 from tests.conftest import StoredServer
+from tests.sshterm import until
 from tests.test_e2e_game import play_until_over
 from tests.test_identity import login, new_key, run
 from tests.test_records_store import records_of
@@ -94,17 +96,16 @@ async def program_plays(process: asyncssh.SSHClientProcess) -> dict:
     """A bot program: a table of 3 seats for people, then dudo when it may, else the
     lowest bid; confirms each reveal. Returns the last table (game over)."""
     process.stdin.write(json.dumps({"type": "CreateTable", "seats": 3, "bots": 0}) + "\n")
-    me, done = None, set()
+    done = set()
     async for line in process.stdout:
         event = json.loads(line)
-        if event["type"] == "Welcome":
-            me = event["name"]
         if event["type"] != "TableState" or event["game"] is None:
             continue
         game = event["game"]
         if event["status"] == "over":
             return event
         now = (game["round_index"], len(game["bids"]))
+        me = event["seats"][event["me"]]["name"]
         if me in event["waiting_for"] and ("ready", now) not in done:
             done.add(("ready", now))
             process.stdin.write(json.dumps({"type": "Ready", "round": game["round_index"]}) + "\n")
@@ -170,7 +171,7 @@ async def test_play_is_refused_to_a_persons_account_and_to_a_guest(stored_server
     assert done.exit_status == 1 and done.stdout == ""
     assert "not a bot account" in done.stderr and "perudo-ssh admin bot" in done.stderr
     guest = await run(stored_server.port, None, "play")
-    assert guest.exit_status == 1 and "Sign in with an SSH key" in guest.stderr
+    assert guest.exit_status == 1 and "connect with the SSH key of one" in guest.stderr
 
 
 async def test_a_silent_program_counts_as_disconnected_and_comes_back_to_its_seat(
@@ -203,3 +204,30 @@ async def test_a_silent_program_counts_as_disconnected_and_comes_back_to_its_sea
                 assert not event["seats"][0]["away"]
                 break
         process.stdin.write_eof()
+
+
+async def test_a_program_flooding_its_input_is_ended_at_once(stored_server: StoredServer):
+    """A program sending lines of 8,000 bytes as fast as it can: asyncssh's buffer of a paused
+    channel would grow without bound, so the server reads all and ends the flood itself."""
+    key = new_key()
+    await bot_account(stored_server, "robo", key)
+    connect = dict(username="robo", client_keys=[key], known_hosts=None, config=None)
+    async with asyncssh.connect("127.0.0.1", stored_server.port, **connect) as conn:
+        process = await conn.create_process("play")
+        line = "x" * 8000 + "\n"
+
+        async def flood() -> None:
+            with contextlib.suppress(asyncssh.Error, OSError, BrokenPipeError):
+                for _ in range(1000):  # 8 MB, if nothing stops it
+                    process.stdin.write(line)
+                    await process.stdin.drain()
+
+        flooding = asyncio.create_task(flood())
+        lines = [json.loads(text) async for text in process.stdout if text.strip()]
+        completed = await process.wait()
+        flooding.cancel()
+    assert completed.exit_status == 1
+    assert lines[-1]["type"] == "Error" and lines[-1]["code"] == "too_much_input"
+    lobby = stored_server.lobby
+    assert lobby is not None
+    await until(lambda: not lobby._clients, "the program's session gone from the lobby")

@@ -64,8 +64,11 @@ USAGE = N_(
 )
 PLAY_NEEDS_BOT = N_(
     "`play` is for programs, and this key's account ({name}) is not a bot account. Make it "
-    "one on its account screen (k in the lobby, then m), or ask the server's admin "
+    "one on its account screen (k in the lobby, then m twice), or ask the server's admin "
     "(perudo-ssh admin bot NAME)."
+)
+PLAY_NEEDS_KEY = N_(
+    "`play` is for programs playing as a bot account: connect with the SSH key of one."
 )
 NEEDS_KEY = N_(
     "Sign in with an SSH key first: guests keep no games and have no account to link to."
@@ -349,7 +352,7 @@ class CommandSession(AppSession):
         account = self._account
         refusal: str | None = None
         if self._key is None:
-            refusal = tr._(NEEDS_KEY)
+            refusal = tr._(PLAY_NEEDS_KEY)
         elif account is None or not account.bot or self._program_factory is None:
             name = account.name if account is not None else self._username
             refusal = tr._(PLAY_NEEDS_BOT, name=name)

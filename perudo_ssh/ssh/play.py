@@ -1,10 +1,10 @@
 """`ssh HOST play`: a bot account's program playing over one SSH session channel (issue 14).
 
 `ProgramRun` joins the channel to a `perudo_ssh.botapi.ProgramLink`: the program's input
-goes to the link (within `Limits.input_bytes_per_second`, and while fewer than
-`ProgramLink.MAX_HELD` lines wait for the command rate: past either the channel stops reading
-for a while and SSH flow control slows the program, nothing is lost), the lobby's events go
-out as JSON lines. The session ends when the program closes its input or the connection
+goes to the link as it comes (the link bounds what it keeps and ends a program that floods
+it; the channel's reading is never paused: asyncssh opens its window whole again at each
+resume, so a paused channel's buffer is not bounded), the lobby's events go out as JSON
+lines. The session ends when the program closes its input or the connection
 (the lobby is told, and a seat in play is held for the grace period as for anyone who lost
 their connection), when the lobby ends it (`Goodbye`, written as the last line), when the
 program leaves more than `Limits.output_buffer_bytes` unread (dropped), and when the table
@@ -60,12 +60,6 @@ class ProgramRun:
         now = self._loop.time()
         # read at run time, so that a test may shorten the wait
         self.link = ProgramLink(session, self._write, now, answer_seconds=botapi.ANSWER_SECONDS)
-        rate = float(limits.input_bytes_per_second)
-        self._byte_rate = rate
-        self._bytes_left = rate  # a second's worth at once
-        self._bytes_at = now
-        self._resume: asyncio.TimerHandle | None = None
-        self._paused = False  # the channel's reading, for the bytes or the lines held
         self._pump_timer: asyncio.TimerHandle | None = None  # the held lines' next turn
         self._check: asyncio.TimerHandle | None = None
         self._events_task: asyncio.Task[None] | None = None
@@ -81,14 +75,18 @@ class ProgramRun:
         self._check = self._later(CHECK_SECONDS, self._check_answer)
 
     async def _events(self) -> None:
-        while not self.ended:
-            event = await self._session.next_event()
-            if self.ended:
-                return
-            self._write(self.link.event(event, self._loop.time()))
-            if isinstance(event, protocol.Goodbye):
-                self._end(0)
-                return
+        try:
+            while not self.ended:
+                event = await self._session.next_event()
+                if self.ended:
+                    return
+                self._write(self.link.event(event, self._loop.time()))
+                if isinstance(event, protocol.Goodbye):
+                    self._end(0)
+                    return
+        except Exception:  # a bug of ours: this session ends, never the others
+            logger.exception("play session of %s failed", self._peer)
+            self._end(1)
 
     def _write(self, line: bytes) -> None:
         chan = self._chan
@@ -118,19 +116,7 @@ class ProgramRun:
         """Input from the program."""
         if self.ended:
             return
-        now = self._loop.time()
-        # within the byte rate: past it, stop reading until it allows a second's worth
-        rate = self._byte_rate
-        self._bytes_left = min(rate, self._bytes_left + (now - self._bytes_at) * rate)
-        self._bytes_at = now
-        self._bytes_left -= len(data)
-        if self._bytes_left < 0 and self._resume is None:
-            self._resume = self._later(-self._bytes_left / rate, self._bytes_allowed)
-        self._pumped(self.link.received(data, now))
-
-    def _bytes_allowed(self) -> None:
-        self._resume = None
-        self._update_reading()
+        self._pumped(self.link.received(data, self._loop.time()))
 
     def _pump(self) -> None:
         self._pump_timer = None
@@ -145,19 +131,6 @@ class ProgramRun:
             return
         if wait is not None and self._pump_timer is None:
             self._pump_timer = self._later(wait, self._pump)
-        self._update_reading()
-
-    def _update_reading(self) -> None:
-        """Read while within the byte rate and fewer than `MAX_HELD` lines wait."""
-        if self.ended:
-            return
-        paused = self._resume is not None or self.link.held >= self.link.MAX_HELD
-        if paused != self._paused:
-            self._paused = paused
-            if paused:
-                self._chan.pause_reading()
-            else:
-                self._chan.resume_reading()
 
     def _check_answer(self) -> None:
         self._check = None
@@ -186,7 +159,7 @@ class ProgramRun:
             return
         self.ended = True
         self._session.close()
-        for handle in (self._resume, self._check, self._pump_timer):
+        for handle in (self._check, self._pump_timer):
             if handle is not None:
                 handle.cancel()
         task = self._events_task
