@@ -22,8 +22,27 @@ from typing import NamedTuple
 from perudo_ssh import config as configuration
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.logs import setup_logging
-from perudo_ssh.record import MalformedRecord, decode_record
+from perudo_ssh.record import MalformedRecord, Record, decode_record
 from perudo_ssh.referee import USAGE, encode_verdict, verdict_of
+
+
+def read_record(command: str, source: str, options: bool = False) -> Record | None:
+    """The record in file `source` (`-`: standard input) for `perudo-ssh COMMAND`, or None
+    after one line on stderr saying why not (unreadable, malformed; with `options`, rules
+    that are not rules too)."""
+    try:
+        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    except OSError as exc:
+        print(f"perudo-ssh {command}: cannot read {source}: {exc.strerror}", file=sys.stderr)
+        return None
+    try:
+        record = decode_record(data)
+        if options:
+            record.options  # noqa: B018 - raises MalformedRecord for rules that are not rules
+    except MalformedRecord as exc:
+        print(f"perudo-ssh {command}: malformed record: {exc}", file=sys.stderr)
+        return None
+    return record
 
 
 def referee_command(argv: Sequence[str]) -> int:
@@ -39,16 +58,8 @@ def referee_command(argv: Sequence[str]) -> int:
     if len(argv) != 1:
         print(USAGE, file=sys.stderr)
         return 2
-    source = argv[0]
-    try:
-        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
-    except OSError as exc:
-        print(f"perudo-ssh referee: cannot read {source}: {exc.strerror}", file=sys.stderr)
-        return 2
-    try:
-        record = decode_record(data)
-    except MalformedRecord as exc:
-        print(f"perudo-ssh referee: malformed record: {exc}", file=sys.stderr)
+    record = read_record("referee", argv[0])
+    if record is None:
         return 2
     verdict = verdict_of(record)
     sys.stdout.flush()
@@ -66,16 +77,8 @@ def analyse_command(source: str) -> int:
     round on (explained up to it, which is named), 2 not a record (one line on stderr)."""
     from perudo_ssh.analysis import analysis_text, replay_frames
 
-    try:
-        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
-    except OSError as exc:
-        print(f"perudo-ssh analyse: cannot read {source}: {exc.strerror}", file=sys.stderr)
-        return 2
-    try:
-        record = decode_record(data)
-        record.options  # noqa: B018 - raises MalformedRecord for rules that are not rules
-    except MalformedRecord as exc:
-        print(f"perudo-ssh analyse: malformed record: {exc}", file=sys.stderr)
+    record = read_record("analyse", source, options=True)
+    if record is None:
         return 2
     sys.stdout.write(analysis_text(record))
     return 0 if replay_frames(record).fault_round is None else 1

@@ -203,6 +203,18 @@ async def test_a_player_makes_their_account_a_bot_account_on_the_account_screen(
         await store.close()
 
 
+def rated_game(record, verdict, finished: float, players: tuple[GamePlayer, ...]) -> NewGame:
+    """A finished game of a rated classic table, as the archive hands it to the ratings."""
+    return NewGame(
+        finished=finished,
+        preset="classic",
+        rated=True,
+        record=encode_record(record),
+        verdict=encode_verdict(verdict),
+        players=players,
+    )
+
+
 async def test_each_level_of_built_in_bots_is_rated_against_everyone_and_moves_nobody(tmp_path):
     """one_die_game with cyd a hard bot: ben wins, ana second, cyd last. The people are ranked
     among themselves as ever; `bot-hard` moves as the third of the whole order; ana alone
@@ -212,15 +224,11 @@ async def test_each_level_of_built_in_bots_is_rated_against_everyone_and_moves_n
         ana = (await store.claim_key("SHA256:ana", "ana")).account
         ben = (await store.claim_key("SHA256:ben", "ben")).account
         record, verdict = one_die_game()
-        new = NewGame(
-            finished=1000.0, preset="classic", rated=True,
-            record=encode_record(record), verdict=encode_verdict(verdict),
-            players=(
-                GamePlayer(seat=0, name="ana", account_id=ana.id, place=2),
-                GamePlayer(seat=1, name="ben", account_id=ben.id, place=1),
-                GamePlayer(seat=2, name="cyd", account_id=None, place=3, bot=True, level="hard"),
-            ),
-        )  # fmt: skip
+        new = rated_game(record, verdict, 1000.0, (
+            GamePlayer(seat=0, name="ana", account_id=ana.id, place=2),
+            GamePlayer(seat=1, name="ben", account_id=ben.id, place=1),
+            GamePlayer(seat=2, name="cyd", account_id=None, place=3, bot=True, level="hard"),
+        ))  # fmt: skip
         game = await store.add_game(new)
         changes = await update_ratings(store, game, new, verdict)
         assert changes is not None and set(changes) == {ana.id, ben.id}  # shown to the table
@@ -234,14 +242,10 @@ async def test_each_level_of_built_in_bots_is_rated_against_everyone_and_moves_n
         assert await store.rated_games([level.id, ana.id]) == {level.id: 1, ana.id: 1}
         # a person against the level alone: the person stays, the level moves
         record, verdict = calza_game()
-        new = NewGame(
-            finished=1001.0, preset="classic", rated=True,
-            record=encode_record(record), verdict=encode_verdict(verdict),
-            players=(
-                GamePlayer(seat=0, name="ana", account_id=ana.id, place=1),
-                GamePlayer(seat=1, name="ben", account_id=None, place=2, bot=True, level="hard"),
-            ),
-        )  # fmt: skip
+        new = rated_game(record, verdict, 1001.0, (
+            GamePlayer(seat=0, name="ana", account_id=ana.id, place=1),
+            GamePlayer(seat=1, name="ben", account_id=None, place=2, bot=True, level="hard"),
+        ))  # fmt: skip
         second = await store.add_game(new)
         assert await update_ratings(store, second, new, verdict) is None  # nothing to show
         _, hard2 = rate([ana1, hard1])
