@@ -137,8 +137,24 @@ HARD_SHARPNESS = 5.0
 """How strongly the hard bot believes a bid's face is one its bidder holds: the weight of a
 face is exp(HARD_SHARPNESS × the dice that count for it) (`Belief`)."""
 
+HARD_READING = 14.0
+"""At tables of more than two, how strongly the hard bot believes a bidder chose the face
+most likely true from its own hand (`Belief`). Tuned in the arena, six seats against five
+mediums: 4 won 14.4 %, 8 24.6 %, 14 27.2 %, 20 24.9 %, 30 26.0 % (2,000-2,500 games each);
+14 then won 26.4 % [25.6, 27.3] over 10,000."""
+
 HARD_BLUFF = 0.02
 """The share of bids the hard bot reads as saying nothing of the bidder's hand (`Belief`)."""
+
+
+@cache
+def _binomial_tail(n: int, p: float) -> tuple[float, ...]:
+    """P(X >= k) for k = 0..n+1, X ~ Binomial(n, p)."""
+    pmf = [comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(n + 1)]
+    tail = [0.0] * (n + 2)
+    for k in range(n, -1, -1):
+        tail[k] = tail[k + 1] + pmf[k]
+    return tuple(tail)
 
 
 @cache
@@ -155,11 +171,16 @@ def _hands(n: int) -> tuple[tuple[tuple[int, ...], float], ...]:
 
 class Belief:
     """The hard bot's reading of the table (issue 14): each opponent's hidden dice are a
-    hand of fair dice weighed by how likely it made the bids that opponent made this round —
-    the face of each bid is one it holds more of (weight exp(`HARD_SHARPNESS` × the dice that
-    count for it), softmax over the six faces), except for a share `HARD_BLUFF` of bids that
-    say nothing. The chance that a bid is true (or exact) is then exact under that model:
-    the opponents' counts for the face, convolved, plus the dice the bot sees."""
+    hand of fair dice weighed by how likely it made the bids that opponent made this round,
+    except for a share `HARD_BLUFF` of bids that say nothing. Heads-up, the face of each bid
+    is one it holds more of (weight exp(`HARD_SHARPNESS` × the dice that count for it),
+    softmax over the six faces). With more players, whose bids follow each other's, the face
+    is the one most likely true from the bidder's own hand among the same count on each face
+    (weight exp(`HARD_READING` × that chance), the bidder's unseen dice fair): at six seats
+    against five medium bots this won 26.4 % over 10,000 games where the first reading won
+    23.7 % (comparing a paco bid with twice its count on other faces won 25.7 %). The chance
+    that a bid is true (or exact) is then exact under that model: the opponents' counts for
+    the face, convolved, plus the dice the bot sees."""
 
     def __init__(self, view: GameView) -> None:
         assert view.me is not None
@@ -167,10 +188,12 @@ class Belief:
         mine = view.seats[view.me]
         self.seen = tuple(mine.hidden or ()) + tuple(f for s in view.seats for f in s.shown)
         self.wild = view.wild
-        bids: dict[int, list[int]] = {}
+        bids: dict[int, list[Bid]] = {}
         for entry in view.bids:
             if entry.seat != view.me:
-                bids.setdefault(entry.seat, []).append(entry.bid.face)
+                bids.setdefault(entry.seat, []).append(entry.bid)
+        self.hidden_dice = sum(s.dice - len(s.shown) for s in view.seats)
+        self.reading = HARD_READING if sum(1 for s in view.seats if s.dice) > 2 else 0.0
         # each opponent with hidden dice: every hand it may hold, as (the dice that count for
         # each face, the hand's weight given its bids), worked out once per decision
         self.others = [
@@ -185,17 +208,34 @@ class Belief:
         ones = hand.count(1)
         return [0] + [hand.count(f) + (ones if self.wild and f != 1 else 0) for f in range(1, 7)]
 
-    def _posterior(self, n: int, faces: list[int]) -> list[tuple[list[int], float]]:
-        """The hands of `n` dice with their weights, normalised, given bids on `faces`."""
+    def _posterior(self, n: int, bids: list[Bid]) -> list[tuple[list[int], float]]:
+        """The hands of `n` dice with their weights, normalised, given `bids`."""
         weighted = []
+        unknown = max(0, self.hidden_dice - n)  # what the bidder could not see
+        tails = [
+            _binomial_tail(unknown, 1 / 3 if self.wild and f != 1 else 1 / 6) for f in range(7)
+        ]
         for hand, prior in _hands(n):
             counts = self._counts(hand)
             weight = prior
-            if faces:
+            if bids and self.reading:
+                # the bidder's choice of face at that count: faces as likely true from its
+                # own hand as a softmax of `HARD_READING` x that chance
+                for bid in bids:
+                    chances = [0.0]
+                    for f in range(1, 7):
+                        need = bid.count - counts[f]  # the same count on each face
+                        chances.append(
+                            1.0 if need <= 0 else tails[f][need] if need <= unknown else 0.0
+                        )
+                    exps = [exp(self.reading * chances[f]) for f in range(1, 7)]
+                    share = exps[bid.face - 1] / sum(exps)
+                    weight *= HARD_BLUFF / 6 + (1 - HARD_BLUFF) * share
+            elif bids:
                 exps = [exp(HARD_SHARPNESS * counts[f]) for f in range(1, 7)]
                 norm = sum(exps)
-                for bid_face in faces:
-                    weight *= HARD_BLUFF / 6 + (1 - HARD_BLUFF) * exps[bid_face - 1] / norm
+                for bid in bids:
+                    weight *= HARD_BLUFF / 6 + (1 - HARD_BLUFF) * exps[bid.face - 1] / norm
             weighted.append((counts, weight))
         scale = sum(weight for _, weight in weighted)
         return [(counts, weight / scale) for counts, weight in weighted]
