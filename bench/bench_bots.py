@@ -31,6 +31,7 @@ from perudo_ssh import bots, protocol
 from perudo_ssh.rules import (
     Bid,
     GameView,
+    Reroll,
     Roll,
     RuleError,
     apply,
@@ -112,6 +113,14 @@ def play(
             illegal += 1
             fallback = bots.automatic_move(view)
             state = apply(state, engine_action(fallback, seat))
+        name = players[seat]
+        if name in bots.LEVELS and state.phase == "bidding" and state.last_action_seat == seat:
+            # show and reroll right after the bid (RULES.md §6), as the table lets bots
+            shown = bots.show_after_bid(observe(state, seat), rng, level=name)
+            if shown is not None:
+                left = len(state.hidden[seat]) - len(shown.reveal)
+                faces = tuple(rng.randint(1, 6) for _ in range(left))
+                state = apply(state, Reroll(seat=seat, reveal=shown.reveal, new_faces=faces))
     assert state.winner is not None
     return state.winner, illegal
 

@@ -667,7 +667,8 @@ class Table:
             )
             self.act(fallback)
         if self.state.phase == "bidding" and self.state.last_action_seat == seat:
-            shown = bots.show_after_bid(observe(self.state, seat), rng)
+            level = self.seats[seat].level or "medium"
+            shown = bots.show_after_bid(observe(self.state, seat), rng, level=level)
             if shown is not None:
                 try:
                     self.act(self.action_for(shown, seat, dice))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -222,3 +223,33 @@ def test_bot_decides_from_its_view_only():
         assert bots.choose(observe(a, 0), random.Random(seed)) == bots.choose(
             observe(b, 0), random.Random(seed)
         )
+
+
+def test_the_hard_bot_shows_and_rerolls_when_it_makes_its_bid_likelier():
+    """Club rules, heads-up: seat 0 holds 5 5 3 3 2 and bids 5×5 against 5 unknown dice: 2
+    of its own count (no paco), 3 more needed. Rerolling its 3 dice that count for nothing
+    (each may show a 5 or a paco: 1/3) makes the bid likelier true by 0.32 at the prior's
+    odds (the opponent has not bid): the hard bot shows 5 5 and rerolls. A bid its own dice
+    make sure is left alone; a bid with nothing to show too."""
+    options = options_for("club", stake=0)
+    state = apply(new_game(options, 2, 0), Roll(dice=((5, 5, 3, 3, 2), (6, 6, 4, 4, 2))))
+    state = apply(state, PlaceBid(seat=0, bid=Bid(count=5, face=5)))
+    view = observe(state, 0)
+    assert view.choices.reroll
+    tail = lambda need, n: sum(  # noqa: E731
+        math.comb(n, k) * (1 / 3) ** k * (2 / 3) ** (n - k) for k in range(need, n + 1)
+    )
+    before = tail(3, 5)
+    after = sum(
+        math.comb(3, k) * (1 / 3) ** k * (2 / 3) ** (3 - k) * tail(3 - k, 5) for k in range(4)
+    )
+    assert bots._reroll_gain(view, Bid(count=5, face=5), 3) == pytest.approx(after - before)
+    assert after - before == pytest.approx(0.32, abs=0.01)
+    shown = bots.show_after_bid(view, random.Random(0), level="hard")
+    assert shown == P.ShowAndReroll(reveal=(5, 5))
+    sure = apply(new_game(options, 2, 0), Roll(dice=((5, 5, 3, 3, 2), (6, 6, 4, 4, 2))))
+    sure = apply(sure, PlaceBid(seat=0, bid=Bid(count=2, face=5)))
+    assert bots.show_after_bid(observe(sure, 0), random.Random(0), level="hard") is None
+    none = apply(new_game(options, 2, 0), Roll(dice=((5, 5, 3, 3, 2), (6, 6, 4, 4, 2))))
+    none = apply(none, PlaceBid(seat=0, bid=Bid(count=3, face=4)))
+    assert bots.show_after_bid(observe(none, 0), random.Random(0), level="hard") is None
