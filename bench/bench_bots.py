@@ -30,6 +30,7 @@ from math import comb
 from perudo_ssh import bots, protocol
 from perudo_ssh.rules import (
     Bid,
+    Call,
     GameView,
     Reroll,
     Roll,
@@ -100,6 +101,10 @@ def play(
             state = apply(state, Roll(dice=dice))
             continue
         seat = state.turn
+        called = out_of_turn(state, players, seat, times) if state.bids else None
+        if called is not None:  # as a table lets bots: before the bot to move, the others
+            state = called
+            continue
         view = observe(state, seat)
         start = time.perf_counter()
         command = PLAYERS[players[seat]](view, rng)
@@ -123,6 +128,26 @@ def play(
                 state = apply(state, Reroll(seat=seat, reveal=shown.reveal, new_faces=faces))
     assert state.winner is not None
     return state.winner, illegal
+
+
+def out_of_turn(state, players: list[str], turn: int, times: dict[str, list[float]]):
+    """The state after another bot's call out of turn on the last bid (calza any time,
+    jonti), as `Table.bot_move` asks them before the bot at `turn` moves; None if none."""
+    n = len(players)
+    for step in range(1, n):
+        seat = (turn + step) % n
+        name = players[seat]
+        if name not in bots.LEVELS or not state.counts[seat]:
+            continue
+        start = time.perf_counter()
+        call = bots.off_turn(observe(state, seat), name)
+        times[name].append(time.perf_counter() - start)
+        if call is not None:
+            try:
+                return apply(state, Call(seat=seat, call=call.call))
+            except RuleError:
+                continue
+    return None
 
 
 def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:

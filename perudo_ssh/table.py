@@ -642,13 +642,42 @@ class Table:
                 return Reroll(seat=seat, reveal=tuple(reveal), new_faces=roll_dice(rng, left))
         raise TypeError(f"not a play command: {command!r}")
 
+    def _bot_calls_out_of_turn(self, turn: int) -> bool:
+        """Before the bot at seat `turn` moves, the other bots may call the last bid out of
+        turn (RULES.md §3 calza any time, §5 jonti) when it is worth it by their odds
+        (`bots.off_turn`): the first that does, in seat order after `turn`, ends the round.
+        True when one did. (Bots are asked when a bot is to move; while a person thinks,
+        none calls.)"""
+        state = self.state
+        assert state is not None
+        if not state.bids:
+            return False
+        n = len(self.seats)
+        for step in range(1, n):
+            seat = (turn + step) % n
+            if not self.seats[seat].bot or not state.counts[seat]:
+                continue
+            call = bots.off_turn(observe(state, seat), self.seats[seat].level or "medium")
+            if call is None:
+                continue
+            try:
+                self.act(Call(seat=seat, call=call.call))
+            except RuleError:  # optional: the bot to move moves as it would have
+                log.exception("table %s: bot at seat %s could not call out of turn", self.id, seat)
+                continue
+            return True
+        return False
+
     def bot_move(self, rng: random.Random, dice: random.Random | None = None) -> None:
         """The bot to act (if any) moves, deciding from its own view only with `rng`; right
         after its bid it may show and reroll (RULES.md §6, `bots.show_after_bid`), the new
-        dice from `dice` (`rng` when None: a seeded test's one stream)."""
+        dice from `dice` (`rng` when None: a seeded test's one stream). Before it, another
+        bot may call the last bid out of turn (`_bot_calls_out_of_turn`)."""
         dice = rng if dice is None else dice
         seat = self.bot_to_move()
         if seat is None or self.state is None:
+            return
+        if self._bot_calls_out_of_turn(seat):
             return
         view = observe(self.state, seat)
         command = None
