@@ -31,6 +31,8 @@ from textual.geometry import Region, Size
 from textual.screen import Screen
 from textual.strip import Strip
 
+from perudo_ssh.ssh.speedups import install_speedups
+
 _TRUECOLOR_TERMS = ("-direct", "truecolor", "24bit")
 
 
@@ -462,6 +464,7 @@ def install_drawing_savers() -> None:
     install_front_renders()
     install_reused_component_nodes()
     install_acyclic_layout()
+    install_speedups()
 
 
 def isolate_app(app: textual.app.App[Any], color_system: ColorSystem) -> None:

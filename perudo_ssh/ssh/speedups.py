@@ -1,0 +1,148 @@
+"""Work Textual repeats for every message and every line of every app, done once (issue 10).
+
+A server runs hundreds of apps in one process; two of Textual's per-call costs grow with them:
+
+* finding a message's handlers walks the receiver's whole class hierarchy (a dozen classes
+  for a widget) and the message's, with a name built for each class, for every message
+  dispatched (`MessagePump._get_dispatch_methods`, ~3 % of the server at 200 sessions);
+* every line drawn passes each of its segments through the app's ANSI-to-truecolour filter,
+  whose cache is keyed by the app's own filter object and by styles that carry each cell's
+  position: with many apps it missed one time in two (1,024 entries for all of them), and a
+  miss builds a new style. Our styles are truecolour already (the theme's colours), and such
+  a style comes back unchanged.
+
+Both are installed once per process, by `install_speedups` (from
+`isolation.install_drawing_savers`); behaviour is Textual's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from rich.color import Color as RichColor
+from rich.style import Style
+from textual.css.match import match
+from textual.filter import ANSIToTruecolor
+from textual.message import Message
+from textual.message_pump import MessagePump, OnNoWidget, _MessagePumpMeta
+
+Plan = tuple[
+    tuple[type, tuple[tuple[Callable[..., Any], Any], ...], Callable[..., Any] | None], ...
+]
+"""For one kind of receiver and message: each class of the receiver's hierarchy that handles
+it, with its decorated handlers (method, selectors) for the message's classes in order, and
+its handler by name (or None)."""
+
+_PLANS: dict[tuple[type, type, str], Plan] = {}
+_textual_get_dispatch_methods = MessagePump._get_dispatch_methods
+"""Textual's own lookup, as it was before `install_speedups` (the tests compare with it)."""
+
+
+def _plan(pump: type, message: type, method_name: str) -> Plan:
+    """What `MessagePump._get_dispatch_methods` looks up for `pump` and `message`, in its
+    order; classes with nothing to offer are left out (they yield nothing there)."""
+    message_mro = [kind for kind in message.__mro__ if issubclass(kind, Message)]
+    plan = []
+    for cls in pump.__mro__:
+        decorated = cls.__dict__.get("_decorated_handlers")
+        handlers: list[tuple[Callable[..., Any], Any]] = []
+        if decorated:
+            for message_class in message_mro:
+                handlers.extend(decorated.get(message_class, []))
+        method = cls.__dict__.get(f"_{method_name}") or cls.__dict__.get(method_name)
+        if method is not None and getattr(method, "_textual_on", None):
+            method = None
+        if handlers or method is not None:
+            plan.append((cls, tuple(handlers), method))
+    return tuple(plan)
+
+
+def _get_dispatch_methods(
+    self: MessagePump, method_name: str, message: Message
+) -> Iterator[tuple[type, Callable[..., Any]]]:
+    """As `MessagePump._get_dispatch_methods` (Textual 8), from a plan made once per kind of
+    receiver, message and handler name; selectors and `prevent_default` are still looked at
+    on every message, as there."""
+    key = (type(self), type(message), method_name)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS[key] = _plan(*key)
+    if not plan:
+        return
+    from textual.widget import Widget
+
+    methods_dispatched: set[Callable[..., Any]] = set()
+    for cls, handlers, method in plan:
+        if message._no_default_action:
+            break
+        for handler, selectors in handlers:
+            if handler in methods_dispatched:
+                continue
+            if not selectors:
+                yield cls, handler.__get__(self, cls)
+                methods_dispatched.add(handler)
+                continue
+            if not message._sender:
+                continue
+            for attribute, selector in selectors.items():
+                node = getattr(message, attribute)
+                if node is None:
+                    break
+                if not isinstance(node, Widget):
+                    raise OnNoWidget(
+                        f"on decorator can't match against {attribute!r} as it is not a widget."
+                    )
+                if not match(selector, node):
+                    break
+            else:
+                yield cls, handler.__get__(self, cls)
+                methods_dispatched.add(handler)
+        if method is not None:
+            yield cls, method.__get__(self, cls)
+
+
+def _forget_plans(cls: type, name: str) -> None:
+    """An attribute of a class of the message pumps is set or removed at run time: if it may be
+    a handler (`on_key`, `_on_key`, the decorated ones; as a test's monkeypatch does), every
+    plan is made again. Others (Textual's counters and defaults kept on classes) change none."""
+    if name.startswith(("on_", "_on_")) or name == "_decorated_handlers":
+        _PLANS.clear()
+
+
+_original_truecolor_style = ANSIToTruecolor.truecolor_style
+
+
+def _truecolor_style(self: ANSIToTruecolor, style: Style, background: RichColor) -> Style:
+    """As `ANSIToTruecolor.truecolor_style`: a style with no system colour and no dim text
+    comes back as it is (there: after a cache lookup keyed by the app's filter); any other
+    goes to Textual's own (cached) conversion."""
+    color, bgcolor = style._color, style._bgcolor
+    if (
+        (color is None or color.triplet is not None)
+        and (bgcolor is None or bgcolor.triplet is not None)
+        and not (color is not None and style.dim)
+    ):
+        return style
+    return _original_truecolor_style(self, style, background)
+
+
+def install_speedups() -> None:
+    """Install the two (see the module docstring); idempotent."""
+    if getattr(MessagePump._get_dispatch_methods, "perudo_planned", False):
+        return
+    _get_dispatch_methods.perudo_planned = True  # type: ignore[attr-defined]
+    MessagePump._get_dispatch_methods = _get_dispatch_methods  # type: ignore[method-assign,assignment]
+    set_attr, del_attr = _MessagePumpMeta.__setattr__, _MessagePumpMeta.__delattr__
+
+    def setattr_forgetting(cls: type, name: str, value: object) -> None:
+        _forget_plans(cls, name)
+        set_attr(cls, name, value)
+
+    def delattr_forgetting(cls: type, name: str) -> None:
+        _forget_plans(cls, name)
+        del_attr(cls, name)
+
+    _MessagePumpMeta.__setattr__ = setattr_forgetting  # type: ignore[method-assign,assignment]
+    _MessagePumpMeta.__delattr__ = delattr_forgetting  # type: ignore[method-assign,assignment]
+    ANSIToTruecolor.truecolor_style = _truecolor_style  # type: ignore[method-assign,assignment]

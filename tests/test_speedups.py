@@ -1,0 +1,131 @@
+"""`perudo_ssh.ssh.speedups` finds the handlers Textual finds and converts the colours Textual
+converts (issue 10): compared with Textual's own code on the same receivers and messages."""
+
+from __future__ import annotations
+
+from rich.color import Color as RichColor
+from rich.style import Style
+from rich.terminal_theme import MONOKAI
+from textual import events, on
+from textual.app import App, ComposeResult
+from textual.filter import ANSIToTruecolor
+from textual.message_pump import MessagePump
+from textual.widgets import Button, Input
+
+from perudo_ssh.ssh import speedups
+from screens.table import TableScreen
+
+speedups.install_speedups()  # as the server does (idempotent): handlers set later are seen
+
+
+class Base(Input):
+    def on_key(self, event: events.Key) -> None:
+        pass
+
+    @on(Button.Pressed, "#ok")
+    def pressed_ok(self, event: Button.Pressed) -> None:
+        pass
+
+
+class Child(Base):
+    def _on_key(self, event: events.Key) -> None:
+        event.prevent_default()
+
+    @on(Button.Pressed)
+    def pressed_any(self, event: Button.Pressed) -> None:
+        pass
+
+
+def textual_handlers(receiver: MessagePump, name: str, message) -> list[tuple[type, object]]:
+    """What Textual's own lookup (kept by the module before it installs its own) yields."""
+    return [
+        (cls, method.__func__)
+        for cls, method in speedups._textual_get_dispatch_methods(receiver, name, message)
+    ]
+
+
+def planned_handlers(receiver: MessagePump, name: str, message) -> list[tuple[type, object]]:
+    return [
+        (cls, method.__func__)
+        for cls, method in speedups._get_dispatch_methods(receiver, name, message)
+    ]
+
+
+class Host(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Child(id="child")
+        yield Button("ok", id="ok")
+        yield Button("no", id="no")
+
+
+async def test_the_planned_dispatch_finds_the_handlers_textual_finds() -> None:
+    """Keys, a button's press matched by a selector or not, a `prevent_default` that stops
+    the walk, and a table screen's own handlers: the same handlers in the same order."""
+    app = Host()
+    async with app.run_test():
+        child = app.query_one(Child)
+        ok, no = app.query_one("#ok", Button), app.query_one("#no", Button)
+        cases = [
+            (child, "on_key", events.Key("a", "a")),
+            (child, "on_button_pressed", Button.Pressed(ok)),
+            (child, "on_button_pressed", Button.Pressed(no)),
+            (app, "on_key", events.Key("b", "b")),
+        ]
+        screen = TableScreen.__new__(TableScreen)
+        cases.append((screen, "on_key", events.Key("c", "c")))
+        for receiver, name, message in cases:
+            expected = textual_handlers(receiver, name, message)
+            message._no_default_action = False
+            assert planned_handlers(receiver, name, message) == expected
+            message._no_default_action = False
+        # a handler that prevents the default stops the walk up the classes: Base.on_key is
+        # not called after Child._on_key
+        key = events.Key("d", "d")
+        names = []
+        for cls, method in speedups._get_dispatch_methods(child, "on_key", key):
+            names.append(cls.__name__)
+            method(key)
+        assert names == ["Child"]
+
+
+async def test_a_handler_set_at_run_time_is_found() -> None:
+    """A handler put on a class after messages were dispatched to it (as a test's monkeypatch
+    does) is the one called from then on."""
+    app = Host()
+    async with app.run_test():
+        child = app.query_one(Child)
+        key = events.Key("a", "a")
+        before = planned_handlers(child, "on_key", key)
+        assert (Child, Child.__dict__["_on_key"]) in before
+
+        def replacement(self, event) -> None:
+            pass
+
+        original = Child.__dict__["_on_key"]
+        Child._on_key = replacement  # type: ignore[method-assign]
+        try:
+            assert (Child, replacement) in planned_handlers(child, "on_key", events.Key("a", "a"))
+        finally:
+            Child._on_key = original  # type: ignore[method-assign]
+        assert planned_handlers(child, "on_key", events.Key("a", "a")) == before
+
+
+def test_colours_convert_as_textual_converts_them() -> None:
+    """A truecolour style comes back as it is; a system colour, a default colour and dim text
+    are converted by Textual's own code, as without the speedup."""
+    line_filter = ANSIToTruecolor(MONOKAI)
+    background = RichColor.from_rgb(10, 20, 30)
+    styles = [
+        Style(color="#ff0000", bgcolor="#000010", bold=True),
+        Style.from_meta({"offset": (3, 4)}) + Style(color="#102030"),
+        Style(),
+        Style(color="red"),
+        Style(color="default", bgcolor="blue"),
+        Style(color="#123456", dim=True),
+    ]
+    for style in styles:
+        expected = speedups._original_truecolor_style(line_filter, style, background)
+        assert speedups._truecolor_style(line_filter, style, background) == expected
+    assert speedups._truecolor_style(line_filter, styles[0], background) is styles[0]
+    converted = speedups._truecolor_style(line_filter, styles[3], background)
+    assert converted.color is not None and converted.color.triplet is not None
