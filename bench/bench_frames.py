@@ -17,6 +17,8 @@ figure that multiplies by the number of lobby screens in a server. Scenarios:
 * `tick` — the turn clock of a table screen counts down a second (one table state each app);
 * `bid` — a bid at a 3-seat table (one table state each app, the app's seat 0): the count
   goes up by one, the turn passes round, so every third change is the app's own turn;
+* `type` — a bid typed at a table on the app's own turn and taken back: Tab, `5x4`, three
+  Backspaces, Tab (keys per change: 8; frames are per key, each echoing one character);
 * `dialog` — the create dialog opened, two choices made in its lists, closed (CPU per dialog,
   whole process, not only frames).
 
@@ -44,7 +46,7 @@ from perudo_ssh.ssh.isolation import (
 from screens.app import PerudoApp
 from tests.test_screens_fakes import FakeSession, bid, rolled, summary, table_state
 
-SCENARIOS = ("online", "chat", "row", "table", "cursor", "tick", "bid", "dialog", "help")
+SCENARIOS = ("online", "chat", "row", "table", "cursor", "tick", "bid", "type", "dialog", "help")
 
 
 class Frames:
@@ -81,6 +83,9 @@ async def run(kind: str, apps: int, changes: int, profile: bool, frames: Frames)
         session.feed(P.Welcome(name="ana"), P.LobbyState(tables=tables, online=online))
         if kind in ("tick", "bid"):
             session.feed(table_state(view, clock=clock, turn_seconds=60))
+        elif kind == "type":  # the app's own turn: seat 0 opens
+            mine = P.TurnClock(seat=0, seconds=60, left=59.6)
+            session.feed(table_state(observe(rolled(opener=0), 0), clock=mine, turn_seconds=60))
     bids = []
     for i in range(changes):
         if i % 10 == 0:  # a new round now and then: 15 dice hold ten raises
@@ -131,6 +136,10 @@ async def run(kind: str, apps: int, changes: int, profile: bool, frames: Frames)
                         await pilot.press(*keys)
                         await pilot.pause(0.02)
                     await pilot.press("down", "enter", "escape")
+            elif kind == "type":
+                for pilot in pilots:
+                    await pilot.press("tab", "5", "x", "4", "backspace", "backspace")
+                    await pilot.press("backspace", "tab")
             elif kind == "help":
                 for pilot in pilots:
                     await pilot.press("question_mark")
@@ -147,8 +156,8 @@ async def run(kind: str, apps: int, changes: int, profile: bool, frames: Frames)
     each = 1000 * frames.seconds / max(frames.count, 1)
     per = 1000 * frames.seconds / changes / apps
     line = f"{kind:7} {frames.count:6d} frames {each:6.2f} ms each  {per:6.2f} ms/change/app"
-    if kind in ("dialog", "help"):
-        line += f"  {1000 * cpu / changes / apps:6.0f} ms CPU per {kind}"
+    if kind in ("dialog", "help", "type"):
+        line += f"  {1000 * cpu / changes / apps:6.1f} ms CPU per {kind}"
     return line
 
 
@@ -166,7 +175,7 @@ def main() -> None:
     frames = Frames()
     print(f"{args.apps} apps alike at 80×24, {args.changes} changes each")
     for kind in args.scenarios or SCENARIOS:
-        changes = max(1, args.changes // 10) if kind in ("dialog", "help") else args.changes
+        changes = max(1, args.changes // 10) if kind in ("dialog", "help", "type") else args.changes
         print(asyncio.run(run(kind, args.apps, changes, args.profile, frames)), flush=True)
 
 

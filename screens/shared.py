@@ -55,6 +55,10 @@ SHARED_RENDERS: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(256)
 keeping only while other screens still have to draw the same state (a few frames), so a
 few hundred cover every kind of screen, size and language shown at once; oldest dropped
 first."""
+SHARED_ROWS: LRUCache[tuple[object, ...], Strip] = LRUCache(4096)
+"""Rows drawn one by one by any `ChangedRows` widget of the process, by what they are drawn
+from: at a table, the players see the same bid list and the same cups but for their own
+seat's marks, so of the six drawing a bid's rows one draws each and the others reuse it."""
 SHARED_LINES: LRUCache[tuple[object, ...], Strip] = LRUCache(2048)
 """Lines drawn by any `SharedGrid` of the process, by what they are drawn from (a screen
 of lines for each lobby state, size and language shown; oldest dropped first)."""
@@ -295,7 +299,10 @@ class ChangedRows(Widget):
     whole). A whole draw happens as Textual's when the number of rows changes, a row is
     wider than the widget (it would wrap), the content is aligned other than left and top,
     text is selected, or the widget was refreshed whole (a new size, a new style, a new
-    language). `rendered_rows` counts the rows drawn one by one."""
+    language). A row drawn one by one is kept for every app of the process (`SHARED_ROWS`,
+    keyed by its text and styles, its place, the width and `style_key`), so the players of a
+    table draw each row they all see once between them. `rendered_rows` counts the rows drawn
+    one by one (not those found drawn)."""
 
     _drawn_keys: list[tuple[str, tuple[object, ...]]] | None = None
     _next_rows: tuple[Size, list[Content]] | None = None  # worked out by `redraw`, to draw
@@ -379,12 +386,18 @@ class ChangedRows(Widget):
         lines = [*cache.lines[:count], *[Strip.blank(width)] * (count - kept)]
         keys = [*drawn[:count], *[("", ())] * (count - kept)]
         style = self.visual_style
+        looks = (width, style, self.background_colors, style_key(self))
         for y in sorted(wanted):
             if y < count:
-                (strip,) = Visual.to_strips(self, rows[y], width, 1, style)
-                lines[y] = _at_row(strip, y)
-                keys[y] = (rows[y].plain, tuple(rows[y].spans))
-                self.rendered_rows += 1
+                row_key = (rows[y].plain, tuple(rows[y].spans))
+                shared_key = (row_key, y, looks)
+                strip = SHARED_ROWS.get(shared_key)
+                if strip is None:
+                    (strip,) = Visual.to_strips(self, rows[y], width, 1, style)
+                    strip = SHARED_ROWS[shared_key] = _at_row(strip, y)
+                    self.rendered_rows += 1
+                lines[y] = strip
+                keys[y] = row_key
         self._render_cache = _RenderCache(self.size, lines)
         self._drawn_keys = keys
         dirty.clear()

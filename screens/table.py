@@ -276,7 +276,9 @@ class TableScreen(RoundsScreen):
             return
         elapsed = self._elapsed()
         if game is not None and table.status != "waiting":
-            self.query_one(CupsPanel).show(tableview.cups(self.tr, table, game, elapsed))
+            # the cups count down only the grace of held seats: none held, nothing to redo
+            if any(tableview.held_seconds(seat) is not None for seat in table.seats):
+                self.query_one(CupsPanel).show(tableview.cups(self.tr, table, game, elapsed))
         elif table.fill_in is not None:
             _seats, hint = tableview.waiting_lines(self.tr, table, self._is_creator(), elapsed)
             self._drawn.put("#waiting-hint", hint, layout=True)

@@ -18,6 +18,17 @@ from perudo_ssh.lobby import Lobby
 from perudo_ssh.serve import start_game_server, update_ratings
 from perudo_ssh.store import Store
 
+Lobby.check_summaries = True  # every lobby of the tests checks the lines it keeps
+
+
+@pytest.fixture(autouse=True)
+def _every_table_change_marked() -> None:
+    """A table that changed without being marked (so its lobby line would go stale:
+    `Lobby._summary`) fails the test that changed it."""
+    Lobby.unmarked_changes.clear()
+    yield
+    assert Lobby.unmarked_changes == [], "tables changed without being marked"
+
 
 @dataclass
 class GameServer:

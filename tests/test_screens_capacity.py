@@ -650,8 +650,10 @@ async def test_a_bid_draws_again_only_the_rows_it_changed_and_they_are_as_a_whol
     exactly a whole repaint, every row of both widgets is what a whole draw of their content
     gives, and the bids drew only some rows one by one (not every row each time)."""
     from perudo_ssh.i18n import translator
+    from screens.shared import SHARED_ROWS
     from screens.widgets import BidHistory, CupsPanel
 
+    SHARED_ROWS.clear()  # rows another test drew would be found, not drawn
     session = FakeSession()
     app = make_app(session)
     shown = Shown(app, size)
@@ -780,3 +782,44 @@ async def test_a_notification_takes_the_hint_line_above_the_footer_and_hides_not
         rows = list(shown.screen.display)
         assert rows[:22] == before[:22] and rows[23] == before[23]  # nothing else hidden
         await wait_until(pilot, lambda: shown.screen.display[22] == hint, timeout=8.0)
+
+
+async def test_players_at_one_table_share_the_rows_a_bid_draws_and_each_sees_a_whole_draw() -> None:
+    """`SHARED_ROWS`: two players at a 3-seat table get each bid. The first draws the changed
+    rows of the cups and the bid list; the second, whose rows are alike but for its own seat,
+    finds most of them drawn (it draws fewer). Each terminal shows exactly a whole repaint of
+    its own screen, its own seat marked in its own cups."""
+    import contextlib
+
+    from screens.shared import SHARED_ROWS
+    from screens.widgets import BidHistory, CupsPanel
+
+    SHARED_ROWS.clear()
+    sessions = [FakeSession(), FakeSession()]
+    apps = [make_app(session) for session in sessions]
+    shown = [Shown(app, SIZE) for app in apps]
+    game = rolled(opener=1)
+    for me, (name, session) in enumerate(zip(("ana", "ben"), sessions, strict=True)):
+        session.feed(P.Welcome(name=name), lobby_state(), table_state(observe(game, me)))
+    async with contextlib.AsyncExitStack() as stack:
+        pilots = [await stack.enter_async_context(app.run_test(size=SIZE)) for app in apps]
+        for pilot, app, each in zip(pilots, apps, shown, strict=True):
+            await wait_until(pilot, lambda app=app: isinstance(app.screen, TableScreen))
+            await settled(pilot, each)
+        drawn = [0, 0]
+        for seat, count, face in [(1, 1, 2), (2, 1, 3), (0, 2, 3), (1, 2, 5), (2, 3, 5)]:
+            game = bid(game, seat, count, face)
+            clock = P.TurnClock(seat=(seat + 1) % 3, seconds=60, left=60.0)
+            for me, (pilot, app, each) in enumerate(zip(pilots, apps, shown, strict=True)):
+                widgets = (app.screen.query_one(CupsPanel), app.screen.query_one(BidHistory))
+                before = sum(w.rendered_rows for w in widgets)
+                sessions[me].feed(table_state(observe(game, me), clock=clock, turn_seconds=60))
+                await pilot.pause()
+                await settled(pilot, each)
+                drawn[me] += sum(w.rendered_rows for w in widgets) - before
+                for widget in widgets:
+                    lines = [repr(list(s)) for s in widget._render_cache.lines]
+                    assert lines == _whole_render(widget)[: len(lines)], type(widget).__name__
+        assert drawn[0] > 0
+        assert drawn[1] < drawn[0]
+        assert "(you)" in screen_text(apps[0]) and "(you)" in screen_text(apps[1])
