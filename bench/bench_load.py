@@ -13,7 +13,9 @@ load runs in `--clients` processes (multiprocessing, spawn; default 2) pinned to
 with its own asyncio loop and real asyncssh clients with PTYs (80×24, xterm-256color) whose
 output is fed to pyte screens. Player pN logs in with its own new ed25519 key (so each has an
 account), connections ramped at `--ramp` a second (default 5). `--server PATH` serves with
-another checkout's `perudo-ssh` (to measure before and after a change). The mix:
+another checkout's `perudo-ssh` (to measure before and after a change), or a `.py` file run
+with this Python (`bench/serve_timed.py`: where the server's time goes, by screen and
+cause). The mix:
 
 * about half at six-seat tables of people: six players of one load process, one creates a
   table of 6 seats and no bots, the other five join it from the lobby (cursor moved to the
@@ -832,8 +834,11 @@ def run_one(n: int, args) -> dict:
     (tmp / "perudo.toml").write_text(CONFIG)
     port = free_port()
     log = tmp / "server.log"
+    server = [str(args.server)]
+    if args.server.suffix == ".py":  # a script of this checkout's (bench/serve_timed.py)
+        server = [sys.executable, str(args.server.resolve())]
     cmd = [
-        str(args.server), "serve", "--config", str(tmp / "perudo.toml"),
+        *server, "serve", "--config", str(tmp / "perudo.toml"),
         "--port", str(port), "--db", str(tmp / "perudo.db"),
         "--host-keys", str(tmp / "host_keys"), "--log-file", str(log),
     ]  # fmt: skip
@@ -1020,7 +1025,8 @@ def main(argv: list[str] | None = None) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--server", type=Path, default=VENV_BIN / "perudo-ssh",
-        help="the perudo-ssh command to serve with (another checkout's, to compare)",
+        help="the perudo-ssh command to serve with (another checkout's, to compare; a .py file"
+        " runs with this Python, as bench/serve_timed.py)",
     )  # fmt: skip
     parser.add_argument("--no-pin", action="store_true", help="do not pin server/load CPUs")
     parser.add_argument("--profile", choices=["py-spy"], help="profile the server in the window")

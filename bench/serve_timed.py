@@ -1,0 +1,200 @@
+"""`perudo-ssh` with a stopwatch: where a loaded server's time goes, by screen and by cause.
+
+    .venv/bin/python -m bench.bench_load 200 --seconds 40 --server bench/serve_timed.py --keep
+
+(`bench_load` runs a `.py` server with this interpreter.) It serves as `perudo-ssh` does, and
+times, from `PERUDO_TIMED_FROM` seconds after start (default 50: after a 200-session ramp)
+for `PERUDO_TIMED_FOR` seconds (default 40):
+
+* every frame (`Screen._on_timer_update`) by screen class and what asked for it: a table
+  screen's turn-clock `tick`, a table state `show`n, neither (keys, focus, toasts); a lobby
+  screen's `tables`, `online`, `chat`, `key`;
+* every message dispatched, by kind and receiver (wall time from dispatch to done: it
+  includes what the handler awaited, so it is an upper bound, not CPU);
+* the collector's passes by generation, and whether a frame was being drawn;
+* the hit rates of Textual's and Rich's `lru_cache`s at the end of the window.
+
+The figures go to `serve-timed.txt` in the server's working directory (`--keep` keeps it:
+the run's temp dir), with the process CPU of the window. Figures, not assertions.
+"""
+
+from __future__ import annotations
+
+import collections
+import gc
+import inspect
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+from textual.message_pump import MessagePump
+from textual.screen import Screen
+
+import screens.app
+import screens.chat
+import screens.lobby
+import screens.table
+
+TIMES: collections.defaultdict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
+clock = time.perf_counter
+drawing = [False]
+
+
+def count(key: str, start: float) -> None:
+    entry = TIMES[key]
+    entry[0] += 1
+    entry[1] += clock() - start
+
+
+def causes(screen: Any) -> set[str]:
+    found = screen.__dict__.get("_timed_causes")
+    if found is None:
+        found = screen._timed_causes = set()
+    return found
+
+
+def wrap_frames() -> None:
+    original = Screen._on_timer_update
+
+    def timed(self: Screen[Any]) -> None:
+        drawing[0], start = True, clock()
+        try:
+            original(self)
+        finally:
+            drawing[0] = False
+            why = "+".join(sorted(causes(self)))
+            causes(self).clear()
+            count(f"frame {type(self).__name__} {why}", start)
+
+    Screen._on_timer_update = timed  # type: ignore[method-assign]
+
+
+def wrap_causes() -> None:
+    table, lobby = screens.table.TableScreen, screens.lobby.LobbyScreen
+    tick, show, show_lobby = table.tick, table.show, lobby.show_lobby
+    chat_arrived = screens.chat.chat_arrived
+
+    def timed_tick(self: Any) -> None:
+        causes(self).add("tick")
+        start = clock()
+        tick(self)
+        count("call TableScreen.tick", start)
+
+    def timed_show(self: Any, state: Any) -> None:
+        causes(self).add("show")
+        start = clock()
+        show(self, state)
+        count("call TableScreen.show", start)
+
+    def timed_show_lobby(self: Any, state: Any) -> None:
+        if state.online != getattr(self, "_online", None):
+            causes(self).add("online")
+        if self.__dict__.get("_timed_tables") != state.tables:
+            causes(self).add("tables")
+        self._timed_tables = state.tables
+        show_lobby(self, state)
+
+    def timed_chat_arrived(app: Any, chat: Any) -> None:
+        if app.screen_stack:
+            causes(app.screen_stack[0]).add("chat")
+        chat_arrived(app, chat)
+
+    table.tick, table.show, lobby.show_lobby = timed_tick, timed_show, timed_show_lobby
+    screens.app.chat_arrived = timed_chat_arrived  # type: ignore[attr-defined]
+
+
+def wrap_messages() -> None:
+    original = MessagePump._dispatch_message
+
+    async def timed(self: MessagePump, message: Any) -> None:
+        if type(message).__name__ == "Key" and isinstance(self, screens.app.PerudoApp):
+            if isinstance(self.screen, screens.lobby.LobbyScreen):
+                causes(self.screen).add("key")
+        start = clock()
+        try:
+            await original(self, message)
+        finally:
+            count(f"msg {type(message).__qualname__} -> {type(self).__name__}", start)
+
+    MessagePump._dispatch_message = timed  # type: ignore[method-assign]
+
+
+def watch_collector() -> None:
+    started = [0.0]
+
+    def callback(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = clock()
+        else:
+            where = " in a frame" if drawing[0] else ""
+            count(f"gc generation {info['generation']}{where}", started[0])
+
+    gc.callbacks.append(callback)
+
+
+def cache_rates() -> list[str]:
+    rows = set()
+    for name, module in list(sys.modules.items()):
+        if not name.startswith(("rich", "textual")):
+            continue
+        for value in list(vars(module).values()):
+            found = [value]
+            if inspect.isclass(value) and value.__module__ == name:
+                found = [getattr(v, "__func__", v) for v in vars(value).values()]
+            for function in found:
+                info = getattr(function, "cache_info", None)
+                if callable(info):
+                    i = info()
+                    where = f"{function.__module__}.{function.__qualname__}"
+                    rows.add((i.misses, f"{where}: {i.hits} hits {i.misses} misses of {i.maxsize}"))
+    return [row for _, row in sorted(rows, reverse=True)[:20]]
+
+
+def start_window(begin: float, length: float) -> None:
+    before: dict[str, list[float]] = {}
+    cpu = [0.0]
+
+    def opening() -> None:
+        before.update({key: list(value) for key, value in list(TIMES.items())})
+        cpu[0] = time.process_time()
+
+    def closing() -> None:
+        spent = time.process_time() - cpu[0]
+        window = {
+            key: (n - before.get(key, [0, 0.0])[0], s - before.get(key, [0, 0.0])[1])
+            for key, (n, s) in list(TIMES.items())
+        }
+        with open("serve-timed.txt", "w") as out:
+            out.write(f"window {length:.0f} s, process CPU {spent:.1f} s\n")
+            out.write("   total s    count    each ms  what\n")
+            for key, (n, s) in sorted(window.items(), key=lambda kv: -kv[1][1])[:60]:
+                if n:
+                    out.write(f"{s:10.2f} {int(n):8d} {1e3 * s / n:10.2f}  {key}\n")
+            out.write("caches (lru_cache), most misses first:\n")
+            out.writelines(f"  {row}\n" for row in cache_rates())
+
+    for delay, action in ((begin, opening), (begin + length, closing)):
+        timer = threading.Timer(delay, action)
+        timer.daemon = True
+        timer.start()
+
+
+def main() -> None:
+    wrap_frames()
+    wrap_causes()
+    wrap_messages()
+    watch_collector()
+    start_window(
+        float(os.environ.get("PERUDO_TIMED_FROM", "50")),
+        float(os.environ.get("PERUDO_TIMED_FOR", "40")),
+    )
+    from perudo_ssh.cli import main as serve
+
+    sys.argv[0] = "perudo-ssh"
+    sys.exit(serve())
+
+
+if __name__ == "__main__":
+    main()
