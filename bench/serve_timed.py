@@ -14,6 +14,9 @@ for `PERUDO_TIMED_FOR` seconds (default 40):
 * the collector's passes by generation, and whether a frame was being drawn;
 * the hit rates of Textual's and Rich's `lru_cache`s at the end of the window.
 
+`PERUDO_TIMED_GC=5000,5,100` serves with other collector thresholds than
+`perudo_ssh.serve.COLLECTOR_THRESHOLDS`, to compare.
+
 The figures go to `serve-timed.txt` in the server's working directory (`--keep` keeps it:
 the run's temp dir), with the process CPU of the window. Figures, not assertions.
 """
@@ -190,7 +193,12 @@ def main() -> None:
         float(os.environ.get("PERUDO_TIMED_FROM", "50")),
         float(os.environ.get("PERUDO_TIMED_FOR", "40")),
     )
+    from perudo_ssh import serve as serving
     from perudo_ssh.cli import main as serve
+
+    thresholds = os.environ.get("PERUDO_TIMED_GC")  # e.g. "5000,5,100": try other thresholds
+    if thresholds:
+        serving.COLLECTOR_THRESHOLDS = tuple(int(t) for t in thresholds.split(","))
 
     sys.argv[0] = "perudo-ssh"
     sys.exit(serve())
