@@ -30,7 +30,6 @@ from math import comb
 from perudo_ssh import bots, protocol
 from perudo_ssh.rules import (
     Bid,
-    Call,
     GameView,
     Reroll,
     Roll,
@@ -101,7 +100,7 @@ def play(
             state = apply(state, Roll(dice=dice))
             continue
         seat = state.turn
-        called = out_of_turn(state, players, seat, times) if state.bids else None
+        called = out_of_turn(state, players, seat, times)
         if called is not None:  # as a table lets bots: before the bot to move, the others
             state = called
             continue
@@ -132,21 +131,21 @@ def play(
 
 def out_of_turn(state, players: list[str], turn: int, times: dict[str, list[float]]):
     """The state after another bot's call out of turn on the last bid (calza any time,
-    jonti), as `Table.bot_move` asks them before the bot at `turn` moves; None if none."""
-    n = len(players)
-    for step in range(1, n):
-        seat = (turn + step) % n
-        name = players[seat]
-        if name not in bots.LEVELS or not state.counts[seat]:
-            continue
+    jonti), asked as `Table.bot_move` asks them (`bots.out_of_turn_calls`), each decision
+    timed; None if none calls."""
+
+    def timed(view: GameView, level: str) -> protocol.MakeCall | None:
         start = time.perf_counter()
-        call = bots.off_turn(observe(state, seat), name)
-        times[name].append(time.perf_counter() - start)
-        if call is not None:
-            try:
-                return apply(state, Call(seat=seat, call=call.call))
-            except RuleError:
-                continue
+        call = bots.off_turn(view, level)
+        times[level].append(time.perf_counter() - start)
+        return call
+
+    levels = [name if name in bots.LEVELS else None for name in players]
+    for call in bots.out_of_turn_calls(state, levels, turn, decide=timed):
+        try:
+            return apply(state, call)
+        except RuleError:
+            continue
     return None
 
 

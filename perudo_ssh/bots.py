@@ -26,12 +26,13 @@ medium and hard call calza or jonti when its odds say it is worth it.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from itertools import combinations_with_replacement
 from math import comb, exp, factorial
 
 from perudo_ssh import protocol
-from perudo_ssh.rules import Bid, GameView, count_bid
+from perudo_ssh.rules import Bid, Call, GameView, State, count_bid, observe
 
 DUDO_BELOW = (0.33, 0.40)
 """Call dudo when the current bid is true with a probability below a threshold drawn here."""
@@ -73,6 +74,12 @@ REROLL_CHANCE = 0.5
 """How often a bot shows and rerolls after its bid, when it may (RULES.md §6)."""
 
 
+def p_die(face: int, wild: bool) -> float:
+    """The chance that one unseen fair die counts for a bid on `face`: 1/3 for a face while
+    pacos are wild (RULES.md §2), else 1/6."""
+    return 1 / 3 if wild and face != 1 else 1 / 6
+
+
 class Odds:
     """What one seat knows about the dice in play: the faces it sees (its own hidden dice and
     every die set aside), one die per other bidder assumed to show its latest bid's face,
@@ -102,7 +109,7 @@ class Odds:
 
     def p_die(self, face: int) -> float:
         """The chance that one unseen die counts for a bid on `face`."""
-        return 1 / 3 if self.wild and face != 1 else 1 / 6
+        return p_die(face, self.wild)
 
     def _need(self, bid: Bid) -> int:
         return bid.count - count_bid(bid, self.seen, self.wild)
@@ -218,9 +225,7 @@ class Belief:
         """The hands of `n` dice with their weights, normalised, given `bids`."""
         weighted = []
         unknown = max(0, self.hidden_dice - n)  # what the bidder could not see
-        tails = [
-            _binomial_tail(unknown, 1 / 3 if self.wild and f != 1 else 1 / 6) for f in range(7)
-        ]
+        tails = [_binomial_tail(unknown, p_die(f, self.wild)) for f in range(7)]
         for hand, prior in _hands(n):
             counts = self._counts(hand)
             weight = prior
@@ -316,6 +321,30 @@ def off_turn(view: GameView, level: str = "medium") -> protocol.MakeCall | None:
     if exact >= max(CALZA_AT_LEAST, 1 - odds.at_least(last)):
         return protocol.MakeCall(call="calza" if choices.calza else "jonti")
     return None
+
+
+def out_of_turn_calls(
+    state: State,
+    levels: Sequence[str | None],
+    turn: int,
+    decide: Callable[[GameView, str], protocol.MakeCall | None] = off_turn,
+) -> Iterator[Call]:
+    """The calls out of turn on the last bid (RULES.md §3 calza any time, §5 jonti) the bots
+    would make before the bot at seat `turn` moves: each seat after `turn`, in seat order,
+    that is a bot (`levels[seat]` its level; None for a person) with dice left, asked from
+    its own view by `decide` (`off_turn`; the arena passes a timed one). The caller applies
+    the first it can (`Table.bot_move`, the arena); nothing when no bid is on the table."""
+    if not state.bids:
+        return
+    n = len(levels)
+    for step in range(1, n):
+        seat = (turn + step) % n
+        level = levels[seat]
+        if level is None or not state.counts[seat]:
+            continue
+        call = decide(observe(state, seat), level)
+        if call is not None:
+            yield Call(seat=seat, call=call.call)
 
 
 def _medium(view: GameView, rng: random.Random) -> protocol.Command | None:
@@ -445,21 +474,16 @@ def _reroll_gain(view: GameView, bid: Bid, rerolled: int) -> float:
     after (chance 1/3 for a face while pacos are wild, else 1/6), the opponents' dice read
     as the hard bot reads them (`Belief`)."""
     belief = Belief(view)
-    before = belief.at_least(bid)
     need = bid.count - count_bid(bid, belief.seen, belief.wild)
     if need <= 0:
         return 0.0
-    others = belief._total(bid.face)
-    tail = [0.0] * (len(others) + 1)
-    for k in range(len(others) - 1, -1, -1):
-        tail[k] = tail[k + 1] + others[k]
-    p = 1 / 3 if belief.wild and bid.face != 1 else 1 / 6
-    after = 0.0
-    for k in range(rerolled + 1):
-        chance = comb(rerolled, k) * p**k * (1 - p) ** (rerolled - k)
-        short = need - k
-        after += chance * (1.0 if short <= 0 else tail[short] if short < len(tail) else 0.0)
-    return after - before
+    others = belief._total(bid.face)  # the opponents' dice that count, k = 0..
+    p = p_die(bid.face, belief.wild)
+    after = sum(
+        comb(rerolled, k) * p**k * (1 - p) ** (rerolled - k) * sum(others[max(0, need - k) :])
+        for k in range(rerolled + 1)
+    )
+    return after - sum(others[need:])
 
 
 def _pick_bid(view: GameView, odds: Odds, rng: random.Random, opening: bool) -> tuple[Bid, float]:

@@ -644,26 +644,17 @@ class Table:
 
     def _bot_calls_out_of_turn(self, turn: int) -> bool:
         """Before the bot at seat `turn` moves, the other bots may call the last bid out of
-        turn (RULES.md §3 calza any time, §5 jonti) when it is worth it by their odds
-        (`bots.off_turn`): the first that does, in seat order after `turn`, ends the round.
-        True when one did. (Bots are asked when a bot is to move; while a person thinks,
-        none calls.)"""
-        state = self.state
-        assert state is not None
-        if not state.bids:
-            return False
-        n = len(self.seats)
-        for step in range(1, n):
-            seat = (turn + step) % n
-            if not self.seats[seat].bot or not state.counts[seat]:
-                continue
-            call = bots.off_turn(observe(state, seat), self.seats[seat].level or "medium")
-            if call is None:
-                continue
+        turn (`bots.out_of_turn_calls`): the first that does ends the round. True when one
+        did. (Bots are asked when a bot is to move; while a person thinks, none calls.)"""
+        assert self.state is not None
+        levels = [(seat.level or "medium") if seat.bot else None for seat in self.seats]
+        for call in bots.out_of_turn_calls(self.state, levels, turn):
             try:
-                self.act(Call(seat=seat, call=call.call))
+                self.act(call)
             except RuleError:  # optional: the bot to move moves as it would have
-                log.exception("table %s: bot at seat %s could not call out of turn", self.id, seat)
+                log.exception(
+                    "table %s: bot at seat %s could not call out of turn", self.id, call.seat
+                )
                 continue
             return True
         return False

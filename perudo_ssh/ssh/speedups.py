@@ -26,6 +26,7 @@ from textual.css.match import match
 from textual.filter import ANSIToTruecolor
 from textual.message import Message
 from textual.message_pump import MessagePump, OnNoWidget, _MessagePumpMeta
+from textual.widget import Widget
 
 Plan = tuple[
     tuple[type, tuple[tuple[Callable[..., Any], Any], ...], Callable[..., Any] | None], ...
@@ -70,8 +71,6 @@ def _get_dispatch_methods(
         plan = _PLANS[key] = _plan(*key)
     if not plan:
         return
-    from textual.widget import Widget
-
     methods_dispatched: set[Callable[..., Any]] = set()
     for cls, handlers, method in plan:
         if message._no_default_action:
@@ -102,7 +101,7 @@ def _get_dispatch_methods(
             yield cls, method.__get__(self, cls)
 
 
-def _forget_plans(cls: type, name: str) -> None:
+def _forget_plans(name: str) -> None:
     """An attribute of a class of the message pumps is set or removed at run time: if it may be
     a handler (`on_key`, `_on_key`, the decorated ones; as a test's monkeypatch does), every
     plan is made again. Others (Textual's counters and defaults kept on classes) change none."""
@@ -136,11 +135,11 @@ def install_speedups() -> None:
     set_attr, del_attr = _MessagePumpMeta.__setattr__, _MessagePumpMeta.__delattr__
 
     def setattr_forgetting(cls: type, name: str, value: object) -> None:
-        _forget_plans(cls, name)
+        _forget_plans(name)
         set_attr(cls, name, value)
 
     def delattr_forgetting(cls: type, name: str) -> None:
-        _forget_plans(cls, name)
+        _forget_plans(name)
         del_attr(cls, name)
 
     _MessagePumpMeta.__setattr__ = setattr_forgetting  # type: ignore[method-assign,assignment]
