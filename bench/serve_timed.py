@@ -9,8 +9,9 @@ for `PERUDO_TIMED_FOR` seconds (default 40):
 * every frame (`Screen._on_timer_update`) by screen class and what asked for it: a table
   screen's turn-clock `tick`, a table state `show`n, neither (keys, focus, toasts); a lobby
   screen's `tables`, `online`, `chat`, `key`;
-* every message dispatched, by kind and receiver (wall time from dispatch to done: it
-  includes what the handler awaited, so it is an upper bound, not CPU);
+* every message dispatched, by kind and receiver (from dispatch to done: it includes what the
+  handler awaited, so it is an upper bound);
+* every widget's drawing of its lines, by class and id;
 * the collector's passes by generation, and whether a frame was being drawn;
 * the hit rates of Textual's and Rich's `lru_cache`s at the end of the window.
 
@@ -41,7 +42,7 @@ import screens.lobby
 import screens.table
 
 TIMES: collections.defaultdict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
-clock = time.perf_counter
+clock = time.thread_time  # CPU of the thread: what the GIL or another thread took is not counted
 drawing = [False]
 
 
@@ -124,6 +125,23 @@ def wrap_messages() -> None:
     MessagePump._dispatch_message = timed  # type: ignore[method-assign]
 
 
+def wrap_renders() -> None:
+    """Time every widget's own drawing (`Widget.render_lines`: a shared widget's only when it
+    is drawn, not when its lines are reused) by widget class and id."""
+    from textual.widget import Widget
+
+    original = Widget.render_lines
+
+    def timed(self: Widget, crop: Any) -> Any:
+        start = clock()
+        try:
+            return original(self, crop)
+        finally:
+            count(f"draw {type(self).__name__}#{self.id or ''}", start)
+
+    Widget.render_lines = timed  # type: ignore[method-assign]
+
+
 def watch_collector() -> None:
     started = [0.0]
 
@@ -172,7 +190,7 @@ def start_window(begin: float, length: float) -> None:
         with open("serve-timed.txt", "w") as out:
             out.write(f"window {length:.0f} s, process CPU {spent:.1f} s\n")
             out.write("   total s    count    each ms  what\n")
-            for key, (n, s) in sorted(window.items(), key=lambda kv: -kv[1][1])[:60]:
+            for key, (n, s) in sorted(window.items(), key=lambda kv: -kv[1][1])[:90]:
                 if n:
                     out.write(f"{s:10.2f} {int(n):8d} {1e3 * s / n:10.2f}  {key}\n")
             out.write("caches (lru_cache), most misses first:\n")
@@ -188,6 +206,7 @@ def main() -> None:
     wrap_frames()
     wrap_causes()
     wrap_messages()
+    wrap_renders()
     watch_collector()
     start_window(
         float(os.environ.get("PERUDO_TIMED_FROM", "50")),
