@@ -129,3 +129,25 @@ def test_colours_convert_as_textual_converts_them() -> None:
     assert speedups._truecolor_style(line_filter, styles[0], background) is styles[0]
     converted = speedups._truecolor_style(line_filter, styles[3], background)
     assert converted.color is not None and converted.color.triplet is not None
+
+
+def test_a_region_is_covered_as_textual_contains_it() -> None:
+    """The frames' cover test (`isolation._covered`) agrees with `Region.contains_region`
+    on every placement of a region against two fronts on a small grid."""
+    import itertools
+
+    from textual.geometry import Region
+
+    from perudo_ssh.ssh.isolation import _covered
+
+    fronts = [Region(1, 1, 3, 2), Region(2, 0, 1, 4)]
+    checked = 0
+    for x, y, width, height in itertools.product(
+        range(0, 5), range(0, 5), range(1, 4), range(1, 4)
+    ):
+        region = Region(x, y, width, height)
+        expected = any(front.contains_region(region) for front in fronts)
+        assert _covered(region, fronts) == expected, region
+        checked += expected
+    assert checked == 24  # 18 inside the first, 9 inside the second, 3 inside both
+    assert not _covered(Region(1, 1, 1, 1), [])
