@@ -564,6 +564,48 @@ async def test_component_styles_follow_their_widget_on_the_same_virtual_nodes() 
         assert all(field._perudo_components[k] is kept[k] for k in kept)
 
 
+async def test_component_styles_made_on_demand_match_textual_s() -> None:
+    """Component nodes are made only for the components a widget's drawing asks for, and
+    each answers as a node Textual would make now: a lobby and a table (a table list, inputs,
+    footers), before and after a change of focus and of the table's mode classes."""
+    from textual.dom import DOMNode
+
+    install_drawing_savers()
+    session = FakeSession()
+    app = make_app(session)  # type: ignore[arg-type]
+    session.feed(P.Welcome(name="ana"), lobby_state(summary(1, name="ana's table")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+
+        def check() -> tuple[int, int]:
+            made = possible = 0
+            for screen in app.screen_stack:
+                for node in screen.walk_children(with_self=True):
+                    components = node._get_component_classes()
+                    kept = node.__dict__.get("_perudo_components", {})
+                    assert set(kept) <= components
+                    made, possible = made + len(kept), possible + len(components)
+                    for name in components:
+                        fresh = DOMNode(classes=name)
+                        fresh._attach(node)
+                        app.stylesheet.apply(fresh, animate=False)
+                        asked = node.get_component_styles(name)  # made now if not yet
+                        assert asked.get_rules() == fresh.styles.get_rules(), (node, name)
+            return made, possible
+
+        made, possible = check()
+        assert 0 < made < possible  # drawn with some of them, not all
+        await pilot.press("tab")
+        await pilot.pause()
+        session.feed(table_state(observe(rolled(opener=0), 0)))
+        await pilot.pause()
+        assert isinstance(app.screen, TableScreen)
+        check()
+        await pilot.press("tab")
+        await pilot.pause()
+        check()
+
+
 def _cyclic_garbage(kind: type | str) -> list[object]:
     """The objects of `kind` (a type, or a function's name) that the collector finds
     unreachable now (only those: another thread's garbage is not counted)."""
