@@ -174,6 +174,8 @@ class ChatLines(SharedLines, Widget):
         self.scrolled_back = 0
         self._lines: tuple[protocol.ChatLine, ...] = ()
         self._wrapped: dict[int, tuple[int, list[Content]]] = {}  # line id -> (width, rows)
+        self._rendered: tuple[tuple[object, ...], Content] | None = None  # last render, by
+        # what it was drawn from (a frame renders the pane again whenever it draws it)
 
     def show(self, lines: Iterable[protocol.ChatLine]) -> None:
         """Show `lines` (oldest first); scrolled back, the view stays on the rows it shows."""
@@ -224,7 +226,12 @@ class ChatLines(SharedLines, Widget):
 
     def render(self) -> Content:
         region = self.content_region
-        return Content("\n").join(self._view(max(1, region.width), max(0, region.height)))
+        width, height = max(1, region.width), max(0, region.height)
+        drawn_from = (width, height, self.scrolled_back, self._lines)
+        kept = self._rendered
+        if kept is None or kept[0] != drawn_from:  # the same lines, size and scroll: the same
+            kept = self._rendered = (drawn_from, Content("\n").join(self._view(width, height)))
+        return kept[1]
 
     def on_resize(self) -> None:
         self._clamp()

@@ -96,6 +96,29 @@ def style_key(widget: Widget) -> tuple[object, ...]:
     )
 
 
+def widget_look(widget: Widget) -> tuple[tuple[Color, Color], tuple[object, ...]]:
+    """`widget.background_colors` and `style_key(widget)`, kept on the widget while nothing
+    they are worked out from changes: the styles of the widget and of each ancestor (their
+    `_cache_key`, which Textual moves on any change of a rule, by CSS or inline) and the
+    widget's pseudo-classes. Both walk up the DOM (~30 µs a frame for each shared widget, a
+    third of a turn-clock tick's frame, issue 10).
+
+    A class toggled with no rule changing keeps the key worked out before it; lines drawn
+    under that key look the same either way (the key is what the look is drawn from)."""
+    nodes = widget.ancestors_with_self
+    check = (
+        tuple([node.styles._cache_key for node in nodes]),
+        widget.get_pseudo_class_state(),
+    )
+    kept: tuple[object, tuple[tuple[Color, Color], tuple[object, ...]]] | None
+    kept = widget.__dict__.get("_perudo_look")
+    if kept is not None and kept[0] == check:
+        return kept[1]
+    look = (widget.background_colors, style_key(widget))
+    widget._perudo_look = (check, look)  # type: ignore[attr-defined]
+    return look
+
+
 class SharedLines(Widget):
     """Mixin (before the widget class): the widget's rendered lines are shared by every app
     of the process that draws the same content at the same size in the same style.
@@ -105,14 +128,25 @@ class SharedLines(Widget):
     size and the crop, its background colours and `style_key`. Anything else renders as
     usual."""
 
+    _perudo_drawn_from: tuple[object, tuple[object, ...]] | None = None
+    """The last content rendered and its text and spans (most frames render the same
+    content object as the one before: a Static's until its next update)."""
+
     def render_lines(self, crop: Region) -> list[Strip]:
         """The widget's lines within `crop`, from `SHARED_RENDERS` when drawn already."""
-        content = self.render()
-        if isinstance(content, str):
-            content = Content(content)
-        if not isinstance(content, Content) or self._border_title or self._border_subtitle:
+        rendered = self.render()
+        kept = self._perudo_drawn_from
+        if kept is not None and kept[0] is rendered:
+            drawn_from = kept[1]
+        else:
+            content = Content(rendered) if isinstance(rendered, str) else rendered
+            if not isinstance(content, Content):
+                return super().render_lines(crop)
+            drawn_from = (content.plain, tuple(content.spans))
+            self._perudo_drawn_from = (rendered, drawn_from)
+        if self._border_title or self._border_subtitle:
             return super().render_lines(crop)
-        return shared_lines(self, (content.plain, tuple(content.spans)), crop, super().render_lines)
+        return shared_lines(self, drawn_from, crop, super().render_lines)
 
 
 def shared_lines(
@@ -125,13 +159,7 @@ def shared_lines(
     keyed by `drawn_from` (all its content is drawn from: a content's text and spans, a
     footer's keys), its size, the crop, its background colours and `style_key`; `draw(crop)`
     draws them when they are not kept yet."""
-    key = (
-        drawn_from,
-        widget.region.size,
-        crop,
-        widget.background_colors,
-        style_key(widget),
-    )
+    key = (drawn_from, widget.region.size, crop, *widget_look(widget))
     strips = SHARED_RENDERS.get(key)
     if strips is None:
         strips = draw(crop)
@@ -386,7 +414,7 @@ class ChangedRows(Widget):
         lines = [*cache.lines[:count], *[Strip.blank(width)] * (count - kept)]
         keys = [*drawn[:count], *[("", ())] * (count - kept)]
         style = self.visual_style
-        looks = (width, style, self.background_colors, style_key(self))
+        looks = (width, style, *widget_look(self))
         for y in sorted(wanted):
             if y < count:
                 row_key = (rows[y].plain, tuple(rows[y].spans))

@@ -331,6 +331,13 @@ async def test_shared_lines_are_drawn_again_once_the_text_or_the_style_changes()
         assert loud[0].text == first[0].text
         colours = [next(iter(lines[0])).style.color for lines in (first, loud)]  # type: ignore[union-attr]
         assert colours[0] != colours[1] and colours[1].triplet == (255, 0, 0)
+        app.screen.remove_class("-loud")
+        await pilot.pause()
+        assert widget.render_lines(crop) is first  # its look as before: the lines kept
+        app.screen.styles.background = "blue"  # an ancestor's inline style: a new background
+        await pilot.pause()
+        blue = widget.render_lines(crop)
+        assert blue is not first and blue[0].text == first[0].text
         widget.update("other words")
         await pilot.pause()
         assert widget.render_lines(crop)[0].text.startswith("other words")
