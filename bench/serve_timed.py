@@ -12,6 +12,7 @@ for `PERUDO_TIMED_FOR` seconds (default 40):
 * every message dispatched, by kind and receiver (from dispatch to done: it includes what the
   handler awaited, so it is an upper bound);
 * every widget's drawing of its lines, by class and id;
+* every layout asked for, by widget class and the first caller of ours (count only);
 * the collector's passes by generation, and whether a frame was being drawn;
 * the hit rates of Textual's and Rich's `lru_cache`s at the end of the window.
 
@@ -142,6 +143,28 @@ def wrap_renders() -> None:
     Widget.render_lines = timed  # type: ignore[method-assign]
 
 
+def count_layouts() -> None:
+    """Count the layouts asked for (`refresh(layout=True)`), by widget class and the caller
+    outside Textual that asked (the first frame of perudo_ssh or screens on the stack)."""
+    from textual.widget import Widget
+
+    original = Widget.refresh
+
+    def refresh(self: Widget, *regions: Any, **options: Any) -> Any:
+        if options.get("layout"):
+            frame, where = sys._getframe(1), "textual"
+            while frame is not None:
+                name = frame.f_code.co_filename
+                if "/screens/" in name or "/perudo_ssh/" in name:
+                    where = f"{name.rsplit('/', 1)[-1]}:{frame.f_code.co_name}"
+                    break
+                frame = frame.f_back
+            count(f"layout {type(self).__name__} by {where}", clock())
+        return original(self, *regions, **options)
+
+    Widget.refresh = refresh  # type: ignore[method-assign]
+
+
 def watch_collector() -> None:
     started = [0.0]
 
@@ -191,8 +214,11 @@ def start_window(begin: float, length: float) -> None:
             out.write(f"window {length:.0f} s, process CPU {spent:.1f} s\n")
             out.write("   total s    count    each ms  what\n")
             for key, (n, s) in sorted(window.items(), key=lambda kv: -kv[1][1])[:90]:
-                if n:
+                if n and not key.startswith("layout "):
                     out.write(f"{s:10.2f} {int(n):8d} {1e3 * s / n:10.2f}  {key}\n")
+            out.write("layouts asked for, most first:\n")
+            layouts = [(n, key) for key, (n, _) in window.items() if key.startswith("layout ")]
+            out.writelines(f"{int(n):8d}  {key[7:]}\n" for n, key in sorted(layouts)[::-1][:30])
             out.write("caches (lru_cache), most misses first:\n")
             out.writelines(f"  {row}\n" for row in cache_rates())
 
@@ -207,6 +233,7 @@ def main() -> None:
     wrap_causes()
     wrap_messages()
     wrap_renders()
+    count_layouts()
     watch_collector()
     start_window(
         float(os.environ.get("PERUDO_TIMED_FROM", "50")),
