@@ -26,12 +26,14 @@ the run's temp dir), with the process CPU of the window. Figures, not assertions
 from __future__ import annotations
 
 import collections
+import contextlib
 import gc
 import inspect
 import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from textual.message_pump import MessagePump
@@ -51,6 +53,16 @@ def count(key: str, start: float) -> None:
     entry = TIMES[key]
     entry[0] += 1
     entry[1] += clock() - start
+
+
+@contextlib.contextmanager
+def stopwatch(key: str) -> Iterator[None]:
+    """Count the time of the `with` block under `key`."""
+    start = clock()
+    try:
+        yield
+    finally:
+        count(key, start)
 
 
 def causes(screen: Any) -> set[str]:
@@ -117,11 +129,8 @@ def wrap_messages() -> None:
         if type(message).__name__ == "Key" and isinstance(self, screens.app.PerudoApp):
             if isinstance(self.screen, screens.lobby.LobbyScreen):
                 causes(self.screen).add("key")
-        start = clock()
-        try:
+        with stopwatch(f"msg {type(message).__qualname__} -> {type(self).__name__}"):
             await original(self, message)
-        finally:
-            count(f"msg {type(message).__qualname__} -> {type(self).__name__}", start)
 
     MessagePump._dispatch_message = timed  # type: ignore[method-assign]
 
@@ -134,11 +143,8 @@ def wrap_renders() -> None:
     original = Widget.render_lines
 
     def timed(self: Widget, crop: Any) -> Any:
-        start = clock()
-        try:
+        with stopwatch(f"draw {type(self).__name__}#{self.id or ''}"):
             return original(self, crop)
-        finally:
-            count(f"draw {type(self).__name__}#{self.id or ''}", start)
 
     Widget.render_lines = timed  # type: ignore[method-assign]
 
