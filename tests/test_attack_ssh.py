@@ -350,7 +350,12 @@ async def test_huge_terminal_on_a_slow_link_survives_its_first_screen(tmp_path: 
     proc.channel.pause_reading()  # a slow link: the whole first screen waits on the server
 
     def buffered() -> int:
-        apps = [o for o in gc.get_objects() if isinstance(o, PerudoApp)]
+        # this connection's app: an earlier test's closed app may not be collected yet
+        apps = [
+            o
+            for o in gc.get_objects()
+            if isinstance(o, PerudoApp) and not o._closed and o._driver is not None
+        ]
         chan = apps[0]._driver._terminal._chan if apps and apps[0]._driver else None
         return chan.get_write_buffer_size() if chan is not None else 0
 
