@@ -44,6 +44,7 @@ from textual.geometry import Region, Size
 from textual.reactive import Reactive
 from textual.renderables.background_screen import BackgroundScreen
 from textual.screen import Screen
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.visual import Visual, visualize
 from textual.widget import Widget, _RenderCache
@@ -165,6 +166,37 @@ def shared_lines(
         strips = draw(crop)
         SHARED_RENDERS[key] = strips
     return strips
+
+
+def install_shared_scrollbars() -> None:
+    """Draw each scrollbar once for every app of the process that shows it alike (issue 10).
+
+    A scrollbar draws its whole height as one Rich renderable whenever a frame touches a row
+    of it: the lobby's table list has one, and every lobby screen drew it again on every
+    change of the list (~0.5 ms a draw under load, ~3 % of a loaded server's CPU at 200
+    sessions, `bench/serve_timed.py`). Its lines are now kept in `SHARED_RENDERS` like a
+    `SharedLines` widget's, keyed by what Textual draws them from: the direction, the
+    scroll range, window and position, whether it is grabbed or under the mouse, its size,
+    the crop and `widget_look` (its parent's scrollbar colours come from the styles that
+    key covers). Idempotent."""
+    if getattr(ScrollBar.render_lines, "perudo_shared", False):
+        return
+    textual_render_lines = ScrollBar.render_lines
+
+    def render_lines(self: ScrollBar, crop: Region) -> list[Strip]:
+        drawn_from = (
+            "scrollbar",
+            self.vertical,
+            self.window_virtual_size,
+            self.window_size,
+            self.position,
+            self.grabbed is not None,
+            self.mouse_over,
+        )
+        return shared_lines(self, drawn_from, crop, lambda crop: textual_render_lines(self, crop))
+
+    render_lines.perudo_shared = True  # type: ignore[attr-defined]
+    ScrollBar.render_lines = render_lines  # type: ignore[method-assign,assignment]
 
 
 class SharedGrid(DataTable[Any]):

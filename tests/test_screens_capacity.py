@@ -276,6 +276,46 @@ async def test_a_cell_update_repaints_its_row_only() -> None:
         assert "renamed" in "".join(text for text, _ in drawn(shared)[2])
 
 
+async def test_scrollbars_alike_are_drawn_once_and_as_textual_draws_them() -> None:
+    """`install_shared_scrollbars`: two apps scrolled alike share their scrollbar's lines,
+    which are Textual's; scrolled elsewhere, one draws its own."""
+    from textual.geometry import Region
+    from textual.widget import Widget
+    from textual.widgets import DataTable
+
+    from screens.shared import install_shared_scrollbars
+
+    install_shared_scrollbars()
+
+    class Long(App[None]):
+        CSS = "DataTable { height: 8; }"
+
+        def compose(self):
+            grid: DataTable[str] = DataTable()
+            grid.add_columns("#", "Table")
+            for i in range(30):
+                grid.add_row(str(i), f"table {i}")
+            yield grid
+
+    one, two = Long(), Long()
+    async with one.run_test(size=(30, 10)) as first, two.run_test(size=(30, 10)) as second:
+        await first.pause()
+        await second.pause()
+        bars = [app.query_one(DataTable).vertical_scrollbar for app in (one, two)]
+        crop = Region(0, 0, *bars[0].size)
+        mine, his = (bar.render_lines(crop) for bar in bars)
+        assert mine is his  # drawn once for both
+        textual = Widget.render_lines(bars[1], crop)
+        assert [list(line) for line in textual] == [list(line) for line in his]
+        two.query_one(DataTable).scroll_to(y=20, animate=False)
+        await second.pause()
+        moved = bars[1].render_lines(crop)
+        assert moved is not mine
+        assert [list(line) for line in Widget.render_lines(bars[1], crop)] == [
+            list(line) for line in moved
+        ]
+
+
 async def test_lobby_screens_alike_share_their_drawn_lines_and_others_draw_their_own() -> None:
     from screens.lobby import OnlineColumn
     from screens.shared import SharedGrid

@@ -505,6 +505,9 @@ def install_drawing_savers() -> None:
     install_acyclic_layout()
     install_speedups()
     install_slim_pumps()
+    from screens.shared import install_shared_scrollbars  # the screens' own sharing
+
+    install_shared_scrollbars()
 
 
 def isolate_app(app: textual.app.App[Any], color_system: ColorSystem) -> None:
