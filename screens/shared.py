@@ -101,8 +101,8 @@ def widget_look(widget: Widget) -> tuple[tuple[Color, Color], tuple[object, ...]
     """`widget.background_colors` and `style_key(widget)`, kept on the widget while nothing
     they are worked out from changes: the styles of the widget and of each ancestor (their
     `_cache_key`, which Textual moves on any change of a rule, by CSS or inline) and the
-    widget's pseudo-classes. Both walk up the DOM (~30 µs a frame for each shared widget, a
-    third of a turn-clock tick's frame, issue 10).
+    widget's pseudo-classes. Both walk up the DOM (15.8 µs a frame for each shared widget,
+    4.5 µs when kept; issue 10).
 
     A class toggled with no rule changing keeps the key worked out before it; lines drawn
     under that key look the same either way (the key is what the look is drawn from)."""
@@ -135,6 +135,8 @@ class SharedLines(Widget):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """The widget's lines within `crop`, from `SHARED_RENDERS` when drawn already."""
+        if self._border_title or self._border_subtitle:
+            return super().render_lines(crop)
         rendered = self.render()
         kept = self._perudo_drawn_from
         if kept is not None and kept[0] is rendered:
@@ -145,8 +147,6 @@ class SharedLines(Widget):
                 return super().render_lines(crop)
             drawn_from = (content.plain, tuple(content.spans))
             self._perudo_drawn_from = (rendered, drawn_from)
-        if self._border_title or self._border_subtitle:
-            return super().render_lines(crop)
         return shared_lines(self, drawn_from, crop, super().render_lines)
 
 

@@ -395,30 +395,15 @@ def install_reused_component_nodes() -> None:
         return
     textual_component_styles = DOMNode.get_component_styles
 
-    def components_kept(node: DOMNode) -> dict[str, DOMNode]:
-        kept: dict[str, DOMNode] | None = node.__dict__.get("_perudo_components")
-        if kept is None:
-            kept = {}
-            node._perudo_components = kept  # type: ignore[attr-defined]
-        return kept
-
     def process_component_classes(self: Stylesheet, node: DOMNode) -> None:
-        kept = node.__dict__.get("_perudo_components")
-        if not kept:
-            return
-        component_classes = node._get_component_classes()
-        old = node._component_styles
+        # only the nodes made (a class's components are fixed, so each is still one)
+        kept: dict[str, DOMNode] = node.__dict__.get("_perudo_components", {})
         changed = False
         for component in sorted(kept):
             virtual = kept[component]
-            if component not in component_classes:
-                del kept[component]
-                old.pop(component, None)
-                continue
             rules = virtual.styles.get_rules()
             self.apply(virtual, animate=False)
             changed = changed or rules != virtual.styles.get_rules()
-            old[component] = virtual.styles
         if changed:
             node.refresh()
 
@@ -427,7 +412,7 @@ def install_reused_component_nodes() -> None:
         missing = [name for name in names if name not in styles]
         if missing:
             component_classes = self._get_component_classes()
-            kept = components_kept(self)
+            kept = self.__dict__.setdefault("_perudo_components", {})
             stylesheet = self.app.stylesheet
             for name in missing:
                 if name in component_classes:  # else Textual's KeyError below
@@ -492,9 +477,11 @@ def install_acyclic_layout() -> bool:
 def install_drawing_savers() -> None:
     """Everything above that makes many apps in one process draw for less (issue 10): CSS
     parsed once, strips' caches made on use, no whole-screen repaint on a change of focus or
-    under a dialog, frames drawn from the widgets seen; widgets' timers and events made on
-    use (`slim`). What the screens show is unchanged
-    (tests/frames.py compares every frame with a whole repaint). Idempotent."""
+    under a dialog, frames drawn from the widgets seen, component nodes made on demand;
+    handlers looked up from plans (`speedups`), pumps' queues, events and timers made on use
+    (`slim`), scrollbars drawn once for the process (`screens.shared`). What the screens
+    show is unchanged (tests/frames.py compares every frame with a whole repaint).
+    Idempotent."""
     install_shared_css()
     install_lazy_strip_caches()
     install_quiet_focus()
