@@ -8,6 +8,7 @@ app's language (`app.tr`; English in an app without one, as in a bare test app).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -40,7 +41,7 @@ class DrawnTexts:
     that the next `put` of each draws again (after a language switch)."""
 
     def __init__(self, node: DOMNode) -> None:
-        self._node = node
+        self._node = weakref.ref(node)  # no cycle with the screen that holds this (issue 10)
         self._drawn: dict[str, tuple[str, tuple[object, ...]]] = {}
 
     def put(self, selector: str, content: str | Content | Text, *, layout: bool = False) -> None:
@@ -49,8 +50,10 @@ class DrawnTexts:
             content = Content(content)
         key = (content.plain, tuple(content.spans))
         if self._drawn.get(selector) != key:
-            self._drawn[selector] = key
-            self._node.query_one(selector, Static).update(content, layout=layout)
+            node = self._node()
+            if node is not None:
+                self._drawn[selector] = key
+                node.query_one(selector, Static).update(content, layout=layout)
 
     def clear(self) -> None:
         """Forget what is shown: the next `put` of each selector draws."""

@@ -31,6 +31,7 @@ from textual.geometry import Region, Size
 from textual.screen import Screen
 from textual.strip import Strip
 
+from perudo_ssh.ssh.release import install_released_widgets
 from perudo_ssh.ssh.slim import install_slim_pumps
 from perudo_ssh.ssh.speedups import install_speedups
 
@@ -479,7 +480,8 @@ def install_drawing_savers() -> None:
     parsed once, strips' caches made on use, no whole-screen repaint on a change of focus or
     under a dialog, frames drawn from the widgets seen, component nodes made on demand;
     handlers looked up from plans (`speedups`), pumps' queues, events and timers made on use
-    (`slim`), scrollbars drawn once for the process (`screens.shared`). What the screens
+    (`slim`), scrollbars drawn once for the process (`screens.shared`), ended widgets and
+    emptied caches freed at once rather than by the collector (`release`). What the screens
     show is unchanged (tests/frames.py compares every frame with a whole repaint).
     Idempotent."""
     install_shared_css()
@@ -492,6 +494,7 @@ def install_drawing_savers() -> None:
     install_acyclic_layout()
     install_speedups()
     install_slim_pumps()
+    install_released_widgets()
     from screens.shared import install_shared_scrollbars  # the screens' own sharing
 
     install_shared_scrollbars()
