@@ -3,6 +3,10 @@ converts (issue 10): compared with Textual's own code on the same receivers and 
 
 from __future__ import annotations
 
+import functools
+import inspect
+
+import pytest
 from rich.color import Color as RichColor
 from rich.style import Style
 from rich.terminal_theme import MONOKAI
@@ -151,3 +155,35 @@ def test_a_region_is_covered_as_textual_contains_it() -> None:
         checked += expected
     assert checked == 24  # 18 inside the first, 9 inside the second, 3 inside both
     assert not _covered(Region(1, 1, 1, 1), [])
+
+
+async def test_a_partial_callback_is_called_with_its_arguments_and_counted_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import textual._callback
+
+    calls: list[object] = []
+    signatures: list[object] = []
+    real_signature = textual._callback.signature
+
+    def counted_signature(func: object) -> inspect.Signature:
+        signatures.append(func)
+        return real_signature(func)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(textual._callback, "signature", counted_signature)
+
+    def three(a: int, b: int, c: int = 0) -> None:
+        calls.append((a, b, c))
+
+    class Holder:
+        def two(self, a: int, b: int = 5) -> None:
+            calls.append((a, b))
+
+    holder = Holder()
+    for round_ in range(3):  # a new partial each time, as `call_after_refresh(f, x)` makes
+        await textual._callback.invoke(functools.partial(three, round_), 7, 8, 9)
+        await textual._callback.invoke(functools.partial(holder.two, round_), 7, 8)
+        assert speedups.count_parameters(functools.partial(three, 1, c=2)) == 1
+    await textual._callback.invoke(functools.partial(len, "abc"))  # a builtin: Textual's way
+    assert calls == [(0, 7, 8), (0, 7), (1, 7, 8), (1, 7), (2, 7, 8), (2, 7)]
+    assert signatures.count(three) <= 1 and len(signatures) <= 3  # three, two, len: once each
