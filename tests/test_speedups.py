@@ -13,6 +13,7 @@ from rich.terminal_theme import MONOKAI
 from textual import events, on
 from textual.app import App, ComposeResult
 from textual.filter import ANSIToTruecolor
+from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.widgets import Button, Input
 
@@ -187,3 +188,41 @@ async def test_a_partial_callback_is_called_with_its_arguments_and_counted_once(
     await textual._callback.invoke(functools.partial(len, "abc"))  # a builtin: Textual's way
     assert calls == [(0, 7, 8), (0, 7), (1, 7, 8), (1, 7), (2, 7, 8), (2, 7)]
     assert signatures.count(three) <= 1 and len(signatures) <= 3  # three, two, len: once each
+
+
+async def test_a_refresh_reaches_the_screen_without_prompting_the_widget() -> None:
+    """`refresh_directly`: a Static's update is drawn, and a layout asked for with it (its
+    height changed) is made, with the widget's task never woken by a prompt of its own."""
+    from textual import messages
+    from textual.app import App as TextualApp
+    from textual.widgets import Static
+
+    from tests.test_screens_fakes import screen_text
+
+    prompts: list[object] = []
+
+    class Watched(Static):
+        def post_message(self, message: Message) -> bool:
+            if isinstance(message, messages.Prompt):
+                prompts.append(message)
+            return super().post_message(message)
+
+    class Two(TextualApp[None]):
+        def compose(self) -> ComposeResult:
+            yield Watched("one", id="watched")
+            yield Static("below", id="below")
+
+    app = Two()
+    async with app.run_test(size=(20, 6)) as pilot:
+        await pilot.pause()
+        watched = app.query_one(Watched)
+        prompts.clear()
+        watched.update("two")
+        await pilot.pause()
+        assert "two" in screen_text(app)
+        watched.update("three\nlines\nnow")  # taller: a layout
+        await pilot.pause()
+        await pilot.pause()
+        below = app.query_one("#below")
+        assert below.region.y == 3  # moved down by the layout
+        assert prompts == []
