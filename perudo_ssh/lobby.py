@@ -661,14 +661,12 @@ class Lobby:
         (issue 10: worked out at every batch, with each session's owner string built, they
         were ~3 % of the server at 300 sessions)."""
         key = (self._online_changes, id(self.ratings))
-        kept = self._online_kept
-        if kept is not None and kept[0] == key:
-            if not self.check_summaries or kept[1] == (fresh := self._online_afresh()):
-                return kept[1]
-            self.unmarked_changes.append(ONLINE_UNMARKED)
-            kept = self._online_kept = (key, fresh)
-            return fresh
+        kept = self._online_kept if self._online_kept and self._online_kept[0] == key else None
+        if kept is not None and not self.check_summaries:
+            return kept[1]
         fresh = self._online_afresh()
+        if kept is not None and kept[1] != fresh:
+            self.unmarked_changes.append(ONLINE_UNMARKED)
         self._online_kept = (key, fresh)
         return fresh
 
