@@ -43,7 +43,7 @@ from screens.mounting import composed
 from screens.reveal import RevealPanel
 from screens.roundlog import RoundLog, round_log_lines
 from screens.rounds import RoundsScreen
-from screens.shared import SharedStatic
+from screens.shared import TickingStatic
 from screens.widgets import BidHistory, CupsPanel, DiceRow, DrawnTexts
 from screens.wording import bid_refusal, call_refusal, call_word, no_raise
 
@@ -147,7 +147,7 @@ class TableScreen(RoundsScreen):
             # the turn clock first (notices pile up on the right), then the bid: one line, so
             # the clock's width following the mover's name never asks for a layout; alike at
             # every seat but the mover's
-            yield SharedStatic(id="current-bid")
+            yield TickingStatic(id="current-bid")
             with Horizontal(id="my-row"):
                 yield Static(id="my-label")
                 yield DiceRow(id="my-dice")
@@ -287,9 +287,13 @@ class TableScreen(RoundsScreen):
     def _draw_bid_line(self, table: protocol.TableState, elapsed: float) -> None:
         """The bid line: the turn clock (`Your turn — 0:42 ·`, `carl to play — 0:42 ·`; none
         without a turn timer), then the bid on the table."""
-        clock = tableview.turn_clock_line(self.tr, table, elapsed)
-        line = self._bid_line if clock is None else Content.assemble(clock, " · ", self._bid_line)
-        self._drawn.put("#current-bid", line)
+        clock = tableview.turn_clock(self.tr, table, elapsed)
+        if clock is None:
+            self.query_one("#current-bid", TickingStatic).show(self._bid_line)
+        else:
+            words, time_at = clock
+            line = Content.assemble(words, " · ", self._bid_line)
+            self.query_one("#current-bid", TickingStatic).show(line, time_at)
 
     def _draw_title(self, table: protocol.TableState) -> None:
         """The title bar, as wide as the screen allows (at least `tableview.TITLE_WIDTH`)."""

@@ -320,6 +320,16 @@ def turn_clock_line(
     """Whose turn it is and the time they have left to move, `elapsed` seconds after the
     table state arrived (issue 5): `Your turn — 0:42` in reverse, `ben to play — 0:42`;
     the last `WARN_SECONDS` in the warning colour. None without a turn clock."""
+    clock = turn_clock(tr, table, elapsed)
+    return None if clock is None else clock[0]
+
+
+def turn_clock(
+    tr: Translator, table: protocol.TableState, elapsed: float = 0.0
+) -> tuple[Content, tuple[int, int] | None] | None:
+    """`turn_clock_line` and where its time is in its text: (line, (start, end)), the time
+    being the characters [start, end) (`0:42`), or (line, None) if a translation left the
+    time out; None without a turn clock."""
     clock = table.clock
     if clock is None:
         return None
@@ -327,13 +337,17 @@ def turn_clock_line(
     time = clock_time(left)
     urgent = left <= WARN_SECONDS
     if clock.seat == table.me:
-        return Content.styled(
-            tr._("Your turn — {time}", time=time),
+        template = tr._("Your turn — {time}", time="\0")
+        line = Content.styled(
+            template.replace("\0", time),
             "bold reverse $warning" if urgent else "bold reverse $accent",
         )
-    name = seat_names(tr, table)[clock.seat]
-    template = tr._("{name} to play — {time}", name=name, time="\0")
-    return _with_style(template, time, "bold reverse $warning" if urgent else "bold")
+    else:
+        name = seat_names(tr, table)[clock.seat]
+        template = tr._("{name} to play — {time}", name=name, time="\0")
+        line = _with_style(template, time, "bold reverse $warning" if urgent else "bold")
+    start = template.find("\0")
+    return line, (None if start < 0 else (start, start + len(time)))
 
 
 def game_over_line(tr: Translator, table: protocol.TableState, game: GameView) -> str:

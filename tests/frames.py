@@ -39,12 +39,15 @@ class Shown:
         self.screen = pyte.Screen(*size)
         self.stream = pyte.ByteStream(self.screen)
         self.frames = 0
+        self.last = ""
+        """The escape sequences of the last frame."""
         display = app._display
 
         def spy(screen: Any, renderable: Any) -> None:
             if isinstance(renderable, CompositorUpdate):
                 self.frames += 1
-                self.stream.feed(renderable.render_segments(app.console).encode())
+                self.last = renderable.render_segments(app.console)
+                self.stream.feed(self.last.encode())
             display(screen, renderable)
 
         app._display = spy

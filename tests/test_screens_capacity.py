@@ -5,11 +5,13 @@ drawn as far as it has rows; and the process-wide tuning (shared parsed CSS, the
 from __future__ import annotations
 
 import gc
+import re
 
 import msgspec
 import pytest
 from textual import events
 from textual.app import App
+from textual.geometry import Region
 from textual.screen import Screen
 
 from perudo_ssh import protocol as P
@@ -728,6 +730,75 @@ def _whole_render(widget) -> list[str]:
     width, height = widget.size
     strips = Visual.to_strips(widget, widget.render(), width, height, widget.visual_style)
     return [repr(list(strip)) for strip in strips]
+
+
+def _visible(frame: str) -> str:
+    """The characters a frame writes, without its escape sequences."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", frame)
+
+
+def _cell_styles(strips) -> list[list[tuple[str, object]]]:
+    """Each cell of `strips` as (character, style): what a terminal is sent for it."""
+    return [
+        [(character, segment.style) for segment in strip for character in segment.text]
+        for strip in strips
+    ]
+
+
+@pytest.mark.parametrize("size", [SIZE, (200, 50)])
+@pytest.mark.parametrize("mover", [0, 1])
+async def test_a_turn_clock_tick_sends_only_its_time_and_draws_as_a_whole_draw(size, mover) -> None:
+    """`TickingStatic` (the bid line): each second of the turn clock, from 0:13 down to 0:07
+    (the player's own turn and another's), the frame sends the clock's four characters and
+    nothing else (at once, not through the screen's update) while its words keep their
+    colour; the second the warning colour starts (0:10) the line is drawn again whole. After
+    each tick the terminal shows exactly a whole repaint and the line's cells are Textual's
+    own drawing of its content."""
+    from textual.widget import Widget
+
+    from screens.shared import TickingStatic
+
+    session = FakeSession()
+    now = [1000.0]
+    app = make_app(session)
+    app.clock = lambda: now[0]
+    shown = Shown(app, size)
+    clock = P.TurnClock(seat=mover, seconds=60, left=15.0)
+    game = rolled(opener=mover)
+    session.feed(
+        P.Welcome(name="ana"),
+        lobby_state(),
+        table_state(observe(game, 0), clock=clock, turn_seconds=60),
+    )
+    async with app.run_test(size=size) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await settled(pilot, shown)
+        line = app.screen.query_one("#current-bid", TickingStatic)
+        assert "0:15" in screen_text(app)
+        sent, ticked, at_once = [], line.ticked, line.sent_at_once
+        for left in range(14, 6, -1):
+            now[0] += 1.0
+            frames = shown.frames
+            app.screen.tick()
+            await wait_until(pilot, lambda frames=frames: shown.frames > frames)
+            await settled(pilot, shown)
+            sent.append(_visible(shown.last))
+            time = f"0:{left:02d}"
+            assert time in screen_text(app)
+            crop = Region(0, 0, *line.outer_size)
+            ours = _cell_styles(line.render_lines(crop))
+            line._styles_cache.clear()
+            assert ours == _cell_styles(Widget.render_lines(line, crop)), time
+        times = [f"0:{left:02d}" for left in range(13, 6, -1)]
+        for time, text in zip(times, sent[1:], strict=True):  # the first frame may be whole
+            if time == "0:10":  # the warning colour: the line drawn again whole
+                assert time in text and "·" in text
+            else:  # the clock's four cells, alone
+                assert text == time, (time, text)
+        assert line.ticked >= ticked + 6  # drawn from the line before, but after 0:10
+        assert line.sent_at_once >= at_once + 6  # and sent at once
+        whole = sent[4]
+        assert ("Your turn" in whole) == (mover == 0)
 
 
 @pytest.mark.parametrize("size", [SIZE, (200, 50)])
