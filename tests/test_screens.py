@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from msgspec.structs import replace
+from rich.text import Text
 from textual.widgets import DataTable
 
 from perudo_ssh import protocol as P
@@ -74,7 +75,9 @@ async def test_lobby_shows_tables_and_updates_rows_in_place():
     async with app.run_test(size=SIZE) as pilot:
         grid = app.screen.query_one("#tables", DataTable)
         await wait_until(pilot, lambda: grid.row_count == 2)
-        assert grid.get_row("1") == ["1", grid.get_row("1")[1], "classic", "1/4", "waiting", "0"]
+        cells = grid.get_row("1")
+        assert [str(cell) for cell in cells] == ["1", "table 1", "classic", "1/4", "waiting", "0"]
+        assert all(isinstance(cell, Text) and cell.no_wrap for cell in cells)  # not markup
         assert str(grid.get_row("2")[1]) == "table 2"
         text = screen_text(app)
         assert "welcome, ana" in text and "Online (2)" in text and "ben" in text
@@ -82,7 +85,7 @@ async def test_lobby_shows_tables_and_updates_rows_in_place():
         session.feed(lobby_state(summary(1, status="playing", free=0, spectators=2)))
         await wait_until(pilot, lambda: grid.row_count == 1)
         assert grid.get_row_index("1") == row_one
-        assert grid.get_row("1")[3:] == ["4/4", "playing", "2"]
+        assert [str(cell) for cell in grid.get_row("1")[3:]] == ["4/4", "playing", "2"]
 
 
 async def test_join_and_spectate_send_commands_for_the_selected_table():
