@@ -281,6 +281,40 @@ def install_quiet_background() -> None:
     Screen._compositor_refresh = compositor_refresh  # type: ignore[method-assign]
 
 
+def install_hidden_under_opaque() -> None:
+    """Count a screen as shown under the top one only if every screen above it lets it
+    show through (issue 10: a lost repaint, and the hidden lobby's frames).
+
+    Textual's `App._background_screens` ("screens that may be visible due to background
+    opacity") always lists the screen right under the top one, whatever the top one's own
+    background: so the lobby under a table screen (opaque) counted as shown, drew every
+    lobby change into its compositor, and sent each changed region up as a partial
+    `refresh` of the table screen. That refresh marks the table screen for a repaint of
+    those regions only, and the table screen's next frame then replaces its list of dirty
+    widgets with itself: widgets changed in the meantime (the footer after Tab, seen once
+    in ~250 focus changes at 300 sessions) were never drawn until they changed again. Here
+    the top screen's background is looked at too: under an opaque screen nothing is shown,
+    so the lobby under a table waits, and is drawn whole when shown again
+    (`Screen._on_screen_resume`); under a dialog (a translucent background) it is shown as
+    before. Idempotent."""
+    current = textual.app.App.__dict__["_background_screens"]
+    if getattr(current.fget, "perudo_opaque", False):
+        return
+
+    def background_screens(self: textual.app.App[Any]) -> list[Screen[Any]]:
+        screens: list[Screen[Any]] = []
+        above = self._screen_stack[-1] if self._screen_stack else None
+        for screen in reversed(self._screen_stack[:-1]):
+            if above is not None and above.styles.background.a == 1:
+                break
+            screens.append(screen)
+            above = screen
+        return screens[::-1]
+
+    background_screens.perudo_opaque = True  # type: ignore[attr-defined]
+    textual.app.App._background_screens = property(background_screens)  # type: ignore[assignment,method-assign]
+
+
 def _covered(region: Region, fronts: list[Region]) -> bool:
     """Whether one of `fronts` contains all of the non-empty `region` (as
     `Region.contains_region`, whose cache of 1,024 pairs missed one call in two in a loaded
@@ -489,6 +523,7 @@ def install_drawing_savers() -> None:
     install_quiet_focus()
     install_quiet_resume()
     install_quiet_background()
+    install_hidden_under_opaque()
     install_front_renders()
     install_reused_component_nodes()
     install_acyclic_layout()
