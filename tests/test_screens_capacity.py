@@ -790,6 +790,30 @@ async def test_the_lobby_under_a_table_draws_nothing_and_the_table_loses_no_chan
         TextualScreen._compositor_refresh = textual_refresh
 
 
+async def test_a_dialog_keeps_its_own_changes_while_the_screen_under_it_changes() -> None:
+    """The create dialog over the lobby: twelve times a lobby chat line and a table-list
+    change arrive as the player moves through the dialog's fields (Tab): after each the
+    terminal shows exactly a whole repaint. (The lobby's changed regions are repainted
+    through the dialog as a partial refresh of it, after which Textual's next frame drew
+    only those regions and dropped the dialog's own changes: the focus mark and the footer
+    stayed where they were.)"""
+    install_drawing_savers()
+    app = lobby_app(P.Welcome(name="ana"), lobby_state(summary(1)))
+    session = app.session
+    shown = Shown(app, SIZE)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "c Create table" in screen_text(app))
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, CreateTableDialog))
+        await settled(pilot, shown)
+        for i in range(12):
+            session.feed(line(200 + i, f"hi {i}"), lobby_state(summary(1), summary(2 + i)))
+            await pilot.press("tab")
+            await pilot.pause()
+            await settled(pilot, shown)
+        assert isinstance(app.screen, CreateTableDialog)
+
+
 def _cell_styles(strips) -> list[list[tuple[str, object]]]:
     """Each cell of `strips` as (character, style): what a terminal is sent for it."""
     return [

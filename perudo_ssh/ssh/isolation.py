@@ -315,6 +315,35 @@ def install_hidden_under_opaque() -> None:
     textual.app.App._background_screens = property(background_screens)  # type: ignore[assignment,method-assign]
 
 
+def install_kept_dirty_widgets() -> None:
+    """Let a screen's repaint of some regions keep its widgets' own repaints (issue 10).
+
+    A screen refreshed with regions (Textual does it to a dialog when the screen under it
+    changes: the changed regions are repainted through the dialog) is marked
+    `_repaint_required`, and its next frame replaces its list of dirty widgets with itself:
+    the widgets of the dialog changed in the meantime (a focus moved, a field typed in) were
+    not drawn until they changed again. Here, in a frame with no layout or scroll to do,
+    their repaints are handed to the compositor first, so the frame draws both. Idempotent."""
+    current = Screen._on_timer_update
+    if getattr(current, "perudo_kept", False):
+        return
+
+    def on_timer_update(self: Screen[Any]) -> None:
+        if (
+            self._repaint_required
+            and self._dirty_widgets
+            and not self._layout_required
+            and not self._scroll_required
+            and self.is_current
+            and not self.app._batch_count
+        ):
+            self._compositor.update_widgets(self._dirty_widgets)
+        current(self)
+
+    on_timer_update.perudo_kept = True  # type: ignore[attr-defined]
+    Screen._on_timer_update = on_timer_update  # type: ignore[method-assign]
+
+
 def _covered(region: Region, fronts: list[Region]) -> bool:
     """Whether one of `fronts` contains all of the non-empty `region` (as
     `Region.contains_region`, whose cache of 1,024 pairs missed one call in two in a loaded
@@ -524,6 +553,7 @@ def install_drawing_savers() -> None:
     install_quiet_resume()
     install_quiet_background()
     install_hidden_under_opaque()
+    install_kept_dirty_widgets()
     install_front_renders()
     install_reused_component_nodes()
     install_acyclic_layout()
