@@ -394,6 +394,14 @@ async def settled(pilot, shown: Shown) -> None:
         raise AssertionError("\n".join(shown.differences()[:20])) from None
 
 
+async def open_create_dialog(pilot, app, shown: Shown) -> None:
+    """From the lobby, open the create dialog (`c`) and wait until the terminal shows it."""
+    await wait_until(pilot, lambda: "c Create table" in screen_text(app))
+    await pilot.press("c")
+    await wait_until(pilot, lambda: isinstance(app.screen, CreateTableDialog))
+    await settled(pilot, shown)
+
+
 @pytest.mark.slow
 async def test_a_change_of_focus_redraws_what_it_changes_and_the_terminal_shows_it() -> None:
     """With `install_quiet_focus` (no whole-screen repaint on each change of focus), every
@@ -475,15 +483,11 @@ async def test_under_a_dialog_the_lobby_goes_on_and_the_terminal_shows_it_exactl
     dimmed lobby under it: only the rows touched are drawn again (`PartialBackground`), and
     the terminal shows exactly a whole repaint each time."""
     install_drawing_savers()
-    session = FakeSession()
-    app = make_app(session)
-    session.feed(P.Welcome(name="ana"), lobby_state(summary(1), summary(2)))
+    app = lobby_app(P.Welcome(name="ana"), lobby_state(summary(1), summary(2)))
+    session = app.session
     shown = Shown(app, SIZE)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: "c Create table" in screen_text(app))
-        await pilot.press("c")
-        await wait_until(pilot, lambda: isinstance(app.screen, CreateTableDialog))
-        await settled(pilot, shown)
+        await open_create_dialog(pilot, app, shown)
         dialog = app.screen
         assert isinstance(dialog, PartialBackground)
         for step in range(12):
@@ -802,10 +806,7 @@ async def test_a_dialog_keeps_its_own_changes_while_the_screen_under_it_changes(
     session = app.session
     shown = Shown(app, SIZE)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: "c Create table" in screen_text(app))
-        await pilot.press("c")
-        await wait_until(pilot, lambda: isinstance(app.screen, CreateTableDialog))
-        await settled(pilot, shown)
+        await open_create_dialog(pilot, app, shown)
         for i in range(12):
             session.feed(line(200 + i, f"hi {i}"), lobby_state(summary(1), summary(2 + i)))
             await pilot.press("tab")
