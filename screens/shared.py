@@ -512,8 +512,9 @@ class TickingStatic(SharedStatic):
     once when nothing else waits to be drawn (`_send_at_once`), else as a repaint of those
     cells. A tick cost a whole line's drawing and a whole frame (issue 10: the turn clock was
     a third of a loaded server's frames). The quick way is taken only where the clock's cells
-    are where its characters are: the line fits its width (no wrapping) and starts at the
-    left; anything else is drawn whole."""
+    are where its characters are: the line fits its width (no wrapping) and is aligned left
+    (text and content), inside the widget's border and padding; anything else is drawn
+    whole."""
 
     _perudo_shown: _Shown | None = None
     """The content shown."""
@@ -562,14 +563,17 @@ class TickingStatic(SharedStatic):
             and before[start:end].isascii()
             and after[start:end].isprintable()
             and self.styles.text_align in ("left", "start")
+            and self.styles.content_align_horizontal == "left"
             and shown.cells <= self.size.width
             and self.size.height == 1
         )
 
     def _send_at_once(self, x: int, width: int) -> bool:
         """Send the terminal the `width` cells of the clock at `x` of the content now, as a
-        frame of those cells alone, when the screen has nothing else to draw and they are
-        in view, in front; False (nothing sent) otherwise, for a refresh the usual way.
+        frame of those cells alone, when nothing is pending for the screen (no message in
+        its queue: no resume, update or layout on its way; no repaint, layout or scroll
+        asked for; no resize on its way to the app) and the cells are in view, in front;
+        False (nothing sent) otherwise, for a refresh the usual way.
 
         A frame's usual way costs the screen a message, a wait for its update timer and the
         compositor's search for what the changed cells show (~0.4 ms a tick under load, in
@@ -577,13 +581,13 @@ class TickingStatic(SharedStatic):
         and in front, so the frame is Textual's own `ChopsUpdate` of them, through the same
         `App._display` (synchronised output, the cursor put back)."""
         app = self.app
+        if not app._running or app._closed or app.is_inline or app._batch_count:
+            return False
         screen = self.screen
         if (
             app.screen is not screen
-            or app._batch_count
-            or not app._running
-            or app._closed
-            or app.is_inline
+            or app._resize_event is not None
+            or not screen._message_queue.empty()
             or screen._layout_required
             or screen._repaint_required
             or screen._scroll_required
@@ -596,8 +600,9 @@ class TickingStatic(SharedStatic):
         if placed is None:
             return False
         region, clip = placed
-        left = region.x + self.styles.padding.left + x
-        y = region.y
+        offset_x, offset_y = self.content_offset  # border and padding
+        left = region.x + offset_x + x
+        y = region.y + offset_y
         cells = Region(left, y, width, 1)
         if not clip.contains_region(cells) or not 0 <= y < len(compositor.layers_visible):
             return False
@@ -617,7 +622,7 @@ class TickingStatic(SharedStatic):
         self._styles_cache.clear()
         self.clear_cached_dimensions()
         self._rich_style_cache.clear()
-        (line,) = self.render_lines(Region(0, 0, region.width, 1))[:1]
+        (line,) = self.render_lines(Region(0, offset_y, region.width, 1))[:1]
         strip = line.crop(left - region.x, left - region.x + width)
         right = left + width
         chops: list[dict[int, Strip | None]] = [{}] * y + [{left: strip}]
@@ -648,12 +653,14 @@ class TickingStatic(SharedStatic):
         lines, drawn = kept
         if drawn == time:
             return lines
-        x = self.styles.padding.left + clock_x - crop.x
-        ticked = _put_text(lines[0], x, drawn, time) if crop.y == 0 and lines else None
+        offset_x, offset_y = self.content_offset  # border and padding
+        x = offset_x + clock_x - crop.x
+        row = offset_y - crop.y  # the content's one line, among the lines of the crop
+        ticked = _put_text(lines[row], x, drawn, time) if 0 <= row < len(lines) else None
         if ticked is None:  # not where it was looked for: draw it whole
             return super().render_lines(crop)
         self.ticked += 1
-        return [ticked, *lines[1:]]
+        return [*lines[:row], ticked, *lines[row + 1 :]]
 
 
 def _put_text(strip: Strip, x: int, drawn: str, text: str) -> Strip | None:

@@ -815,6 +815,42 @@ async def test_a_dialog_keeps_its_own_changes_while_the_screen_under_it_changes(
         assert isinstance(app.screen, CreateTableDialog)
 
 
+class _Bordered(App[None]):
+    """One `TickingStatic` inside a border, with padding on every side."""
+
+    CSS = "TickingStatic { border: round $accent; padding: 1 3; height: 5; width: 40; }"
+
+    def compose(self):
+        from screens.shared import TickingStatic
+
+        yield TickingStatic(id="line")
+
+
+async def test_a_clock_inside_a_border_and_padding_ticks_in_its_own_cells() -> None:
+    """`TickingStatic` finds its clock's cells inside its border and padding (top and left):
+    each second is sent at once and the terminal equals a whole repaint."""
+    from textual.content import Content
+
+    from screens.shared import TickingStatic
+
+    install_drawing_savers()
+    app = _Bordered()
+    shown = Shown(app, SIZE)
+    async with app.run_test(size=SIZE) as pilot:
+        line = app.query_one(TickingStatic)
+        line.show(Content("ben to play — 0:30 · 3×4"), (14, 18))
+        await pilot.pause()
+        await settled(pilot, shown)
+        at_once = line.sent_at_once
+        for left in range(29, 24, -1):
+            frames = shown.frames
+            line.show(Content(f"ben to play — 0:{left} · 3×4"), (14, 18))
+            await wait_until(pilot, lambda frames=frames: shown.frames > frames)
+            await settled(pilot, shown)
+            assert f"0:{left}" in screen_text(app)
+        assert line.sent_at_once >= at_once + 4
+
+
 def _cell_styles(strips) -> list[list[tuple[str, object]]]:
     """Each cell of `strips` as (character, style): what a terminal is sent for it."""
     return [

@@ -296,7 +296,9 @@ def install_hidden_under_opaque() -> None:
     the top screen's background is looked at too: under an opaque screen nothing is shown,
     so the lobby under a table waits, and is drawn whole when shown again
     (`Screen._on_screen_resume`); under a dialog (a translucent background) it is shown as
-    before. Idempotent."""
+    before, and laid out again at the terminal's size when the dialog is shown again over
+    it (it had no resume of its own: an opaque screen may have been closed above both).
+    Idempotent."""
     current = textual.app.App.__dict__["_background_screens"]
     if getattr(current.fget, "perudo_opaque", False):
         return
@@ -313,6 +315,19 @@ def install_hidden_under_opaque() -> None:
 
     background_screens.perudo_opaque = True  # type: ignore[attr-defined]
     textual.app.App._background_screens = property(background_screens)  # type: ignore[assignment,method-assign]
+    resume = Screen._on_screen_resume
+
+    def screen_resume(self: Screen[Any], event: events.ScreenResume) -> None:
+        resume(self, event)
+        # a screen shown again under this one (a dialog over a table, an opaque screen
+        # closed above both) had no resume of its own: it may have missed a resize
+        if self.is_attached and self.app.screen is self:
+            for below in self.app._background_screens:
+                below._screen_resized(self.app.size)
+                below.check_idle()
+
+    screen_resume.perudo_quiet = getattr(resume, "perudo_quiet", False)  # type: ignore[attr-defined]
+    Screen._on_screen_resume = screen_resume  # type: ignore[method-assign]
 
 
 def install_kept_dirty_widgets() -> None:
