@@ -288,12 +288,11 @@ class TableScreen(RoundsScreen):
         """The bid line: the turn clock (`Your turn — 0:42 ·`, `carl to play — 0:42 ·`; none
         without a turn timer), then the bid on the table."""
         clock = tableview.turn_clock(self.tr, table, elapsed)
-        if clock is None:
-            self.query_one("#current-bid", TickingStatic).show(self._bid_line)
-        else:
+        line, time_at = self._bid_line, None
+        if clock is not None:
             words, time_at = clock
             line = Content.assemble(words, " · ", self._bid_line)
-            self.query_one("#current-bid", TickingStatic).show(line, time_at)
+        self.query_one("#current-bid", TickingStatic).show(line, time_at)
 
     def _draw_title(self, table: protocol.TableState) -> None:
         """The title bar, as wide as the screen allows (at least `tableview.TITLE_WIDTH`)."""

@@ -272,7 +272,7 @@ def current_bid_line(
     tr: Translator, table: protocol.TableState, game: GameView, with_turn: bool = True
 ) -> Content:
     """The bid on the table and who made it, then whose turn it is (unless not `with_turn`:
-    the turn clock says it, `turn_clock_line`)."""
+    the turn clock says it, `turn_clock`)."""
     names = seat_names(tr, table)
     if game.phase == "over":
         return Content.styled(game_over_line(tr, table, game), "bold")
@@ -314,22 +314,14 @@ WARN_SECONDS = 10
 """The turn clock's last seconds, drawn in the warning colour."""
 
 
-def turn_clock_line(
-    tr: Translator, table: protocol.TableState, elapsed: float = 0.0
-) -> Content | None:
-    """Whose turn it is and the time they have left to move, `elapsed` seconds after the
-    table state arrived (issue 5): `Your turn — 0:42` in reverse, `ben to play — 0:42`;
-    the last `WARN_SECONDS` in the warning colour. None without a turn clock."""
-    clock = turn_clock(tr, table, elapsed)
-    return None if clock is None else clock[0]
-
-
 def turn_clock(
     tr: Translator, table: protocol.TableState, elapsed: float = 0.0
 ) -> tuple[Content, tuple[int, int] | None] | None:
-    """`turn_clock_line` and where its time is in its text: (line, (start, end)), the time
-    being the characters [start, end) (`0:42`), or (line, None) if a translation left the
-    time out; None without a turn clock."""
+    """Whose turn it is and the time they have left to move, `elapsed` seconds after the
+    table state arrived (issue 5): `Your turn — 0:42` in reverse, `ben to play — 0:42`; the
+    last `WARN_SECONDS` in the warning colour. None without a turn clock; else (line, where)
+    with `where` the time's characters [start, end) in the line's text, or None if a
+    translation left the time out."""
     clock = table.clock
     if clock is None:
         return None

@@ -281,64 +281,18 @@ def install_quiet_background() -> None:
     Screen._compositor_refresh = compositor_refresh  # type: ignore[method-assign]
 
 
-def install_hidden_under_opaque() -> None:
-    """Count a screen as shown under the top one only if every screen above it lets it
-    show through (issue 10: a lost repaint, and the hidden lobby's frames).
-
-    Textual's `App._background_screens` ("screens that may be visible due to background
-    opacity") always lists the screen right under the top one, whatever the top one's own
-    background: so the lobby under a table screen (opaque) counted as shown, drew every
-    lobby change into its compositor, and sent each changed region up as a partial
-    `refresh` of the table screen. That refresh marks the table screen for a repaint of
-    those regions only, and the table screen's next frame then replaces its list of dirty
-    widgets with itself: widgets changed in the meantime (the footer after Tab, seen once
-    in ~250 focus changes at 300 sessions) were never drawn until they changed again. Here
-    the top screen's background is looked at too: under an opaque screen nothing is shown,
-    so the lobby under a table waits, and is drawn whole when shown again
-    (`Screen._on_screen_resume`); under a dialog (a translucent background) it is shown as
-    before, and laid out again at the terminal's size when the dialog is shown again over
-    it (it had no resume of its own: an opaque screen may have been closed above both).
-    Idempotent."""
-    current = textual.app.App.__dict__["_background_screens"]
-    if getattr(current.fget, "perudo_opaque", False):
-        return
-
-    def background_screens(self: textual.app.App[Any]) -> list[Screen[Any]]:
-        screens: list[Screen[Any]] = []
-        above = self._screen_stack[-1] if self._screen_stack else None
-        for screen in reversed(self._screen_stack[:-1]):
-            if above is not None and above.styles.background.a == 1:
-                break
-            screens.append(screen)
-            above = screen
-        return screens[::-1]
-
-    background_screens.perudo_opaque = True  # type: ignore[attr-defined]
-    textual.app.App._background_screens = property(background_screens)  # type: ignore[assignment,method-assign]
-    resume = Screen._on_screen_resume
-
-    def screen_resume(self: Screen[Any], event: events.ScreenResume) -> None:
-        resume(self, event)
-        # a screen shown again under this one (a dialog over a table, an opaque screen
-        # closed above both) had no resume of its own: it may have missed a resize
-        if self.is_attached and self.app.screen is self:
-            for below in self.app._background_screens:
-                below._screen_resized(self.app.size)
-                below.check_idle()
-
-    screen_resume.perudo_quiet = getattr(resume, "perudo_quiet", False)  # type: ignore[attr-defined]
-    Screen._on_screen_resume = screen_resume  # type: ignore[method-assign]
-
-
 def install_kept_dirty_widgets() -> None:
     """Let a screen's repaint of some regions keep its widgets' own repaints (issue 10).
 
-    A screen refreshed with regions (Textual does it to a dialog when the screen under it
-    changes: the changed regions are repainted through the dialog) is marked
-    `_repaint_required`, and its next frame replaces its list of dirty widgets with itself:
-    the widgets of the dialog changed in the meantime (a focus moved, a field typed in) were
-    not drawn until they changed again. Here, in a frame with no layout or scroll to do,
-    their repaints are handed to the compositor first, so the frame draws both. Idempotent."""
+    A screen refreshed with regions is marked `_repaint_required`, and its next frame
+    replaced its list of dirty widgets with itself and drew those regions only: the widgets
+    changed in the meantime were not drawn until they changed again. Textual refreshes the
+    top screen so whenever the screen right under it draws a change (its
+    `_background_screens` always lists that one, even under an opaque table screen): the
+    create dialog over a busy lobby lost its focus mark on Tab, and a table screen over the
+    lobby its footer's new keys (the load bench's rare "stuck waiting for bid input"). Here,
+    in a frame with no layout or scroll to do, those widgets' repaints are handed to the
+    compositor first, so the frame draws both. Idempotent."""
     current = Screen._on_timer_update
     if getattr(current, "perudo_kept", False):
         return
@@ -567,7 +521,6 @@ def install_drawing_savers() -> None:
     install_quiet_focus()
     install_quiet_resume()
     install_quiet_background()
-    install_hidden_under_opaque()
     install_kept_dirty_widgets()
     install_front_renders()
     install_reused_component_nodes()
