@@ -7,6 +7,8 @@ never rebuilt (TEXTUAL-OVER-SSH.md). Every text is in the session's language (`a
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -67,9 +69,10 @@ def table_row(table: protocol.TableSummary, tr: Translator | None = None) -> tup
     status in `tr`'s language (English by default). Preset names are the RULES.md §7 names
     in every language, as the create dialog and the help show them.
 
-    Each cell is a `Text` made here, one line (as the table list draws a `str` cell), so the
-    list does not parse a `str` as markup for each new row in every lobby screen (issue 10:
-    a row added to ~75 lobby screens at once, 2.8 % of a loaded server's CPU)."""
+    Each cell is a one-line `Text` (as the table list draws a `str` cell), so the list does
+    not parse a `str` as markup for each new row in every lobby screen (issue 10: a row added
+    to ~75 lobby screens at once, 2.8 % of a loaded server's CPU); the same cell is the same
+    `Text` in every lobby screen of the process (`plain_cell`)."""
     tr = tr if tr is not None else translator("en")
     taken = table.seats - table.free
     name = table.name if len(table.name) <= NAME_WIDTH else table.name[: NAME_WIDTH - 1] + "…"
@@ -81,7 +84,19 @@ def table_row(table: protocol.TableSummary, tr: Translator | None = None) -> tup
         status_word(tr, table.status),
         str(table.spectators),
     )
-    return tuple(Text(cell, no_wrap=True, end="") for cell in cells)
+    return tuple(plain_cell(cell) for cell in cells)
+
+
+@lru_cache(maxsize=4096)
+def plain_cell(cell: str) -> Text:
+    """`cell` as a one-line `Text` with no markup, one object for each text in the process.
+
+    A `Text` is three objects for the garbage collector to walk (itself, its list of
+    strings, its list of spans) where a `str` is none: made for each cell of each lobby
+    screen they were 290,000 of the 3 million objects a loaded server walks in each full
+    collection (issue 10). Shared, it must never be changed in place, and nothing does:
+    `DataTable` draws it through Rich, which copies a `Text` before cutting or styling it."""
+    return Text(cell, no_wrap=True, end="")
 
 
 def table_detail(table: protocol.TableSummary, tr: Translator | None = None) -> Text:

@@ -29,7 +29,7 @@ keeps DataTable's look, keys, events and API, and changes two things:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple, Self, cast
 
 from rich.cells import cell_len
@@ -301,7 +301,26 @@ class SharedGrid(DataTable[Any]):
         if strip is None:
             strip = super()._render_line(y, x1, x2, base_style)
             SHARED_LINES[key] = strip
+            self._forget_drawn_cells()
         return strip
+
+    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        """As DataTable's, which formats each new row to measure it and keeps the result by
+        its update counter: dropped here, as after drawing (`_forget_drawn_cells`)."""
+        super()._update_dimensions(new_rows)
+        self._row_renderable_cache.clear()
+
+    def _forget_drawn_cells(self) -> None:
+        """Drop what DataTable kept of the line just drawn (its line, row, cells and
+        formatted row). `SHARED_LINES` now holds the line by a key at least as exact, so
+        those entries would only ever be read again once it has dropped the line; meanwhile
+        each update of the list (which moves DataTable's counter in their keys) left them
+        dead but kept, up to 10,000 cells a screen: ~85 objects an update for every lobby
+        screen that drew a line, walked by each collection of the garbage collector (issue 10)."""
+        self._line_cache.clear()
+        self._row_render_cache.clear()
+        self._cell_render_cache.clear()
+        self._row_renderable_cache.clear()
 
     def _line_key(self, y: int, x1: int, x2: int, base_style: Style) -> tuple[object, ...] | None:
         """Everything line `y` is drawn from, or None where it is not shared."""

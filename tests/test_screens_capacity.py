@@ -349,6 +349,43 @@ async def test_lobby_screens_alike_share_their_drawn_lines_and_others_draw_their
             assert mine[1] is not his[1] and mine[2] is not his[2]
 
 
+async def test_lobby_lists_keep_no_dead_drawings_and_share_their_cells() -> None:
+    """Each update of the list moves DataTable's counter in the keys of its own caches: what
+    a lobby screen drew before is dead but was kept (up to 10,000 cells a screen, ~85 objects
+    an update for the collector to walk). A SharedGrid keeps none of it, and two lobby
+    screens hold the same cell objects (`plain_cell`), drawn as before."""
+    from screens.shared import SharedGrid
+
+    tables = tuple(summary(i) for i in range(1, 9))
+    sessions = [FakeSession(name) for name in ("ana", "ben")]
+    apps = [make_app(session) for session in sessions]
+    for session in sessions:
+        session.feed(P.Welcome(name=session.name), P.LobbyState(tables=tables, online=("ana",)))
+    async with apps[0].run_test(size=SIZE) as one, apps[1].run_test(size=SIZE) as two:
+        pilots = (one, two)
+        for pilot, app in zip(pilots, apps, strict=True):
+            await wait_until(pilot, lambda app=app: "table 8" in screen_text(app))
+        grids = [app.screen.query_one(SharedGrid) for app in apps]
+        for update in range(1, 13):
+            row = update % 8 + 1
+            changed = tuple(summary(i, spectators=update if i == row else 0) for i in range(1, 9))
+            for session in sessions:
+                session.feed(P.LobbyState(tables=changed, online=("ana",)))
+            for pilot, grid in zip(pilots, grids, strict=True):
+                await wait_until(
+                    pilot, lambda g=grid, r=row, u=update: str(g.get_row(str(r))[5]) == str(u)
+                )
+                await pilot.pause()  # drawn
+        for grid in grids:
+            kept = (grid._line_cache, grid._row_render_cache, grid._cell_render_cache,
+                    grid._row_renderable_cache)  # fmt: skip
+            assert [len(cache) for cache in kept] == [0, 0, 0, 0]
+        cells = [grid.get_row("5") for grid in grids]
+        assert all(a is b for a, b in zip(*cells, strict=True))
+        shown = [str(cell) for cell in cells[0]]
+        assert shown == ["5", "table 5", "classic", "1/4", "waiting", "12"]
+
+
 async def test_shared_lines_are_drawn_again_once_the_text_or_the_style_changes() -> None:
     from textual.app import ComposeResult
     from textual.geometry import Region
