@@ -890,7 +890,7 @@ def run_one(n: int, args) -> dict:
         pids = [server.pid] + [p.pid for p in procs]
         last = {pid: cpu_ticks(pid) for pid in pids}
         first = dict(last)
-        srv_samples, load_samples, rss = [], [], []
+        srv_samples, load_samples, rss, srv_times = [], [], [], []
         t_last = t_start
         while time.monotonic() - t_start < args.seconds:
             time.sleep(1.0)
@@ -899,6 +899,7 @@ def run_one(n: int, args) -> dict:
             dt = now - t_last
             if cur[server.pid] is not None and last[server.pid] is not None:
                 srv_samples.append((cur[server.pid] - last[server.pid]) / tick / dt * 100)
+                srv_times.append(now)
             load = sum(
                 (cur[p] - last[p]) for p in pids[1:] if cur[p] is not None and last[p] is not None
             )
@@ -947,6 +948,14 @@ def run_one(n: int, args) -> dict:
         if len(gathered) < len(procs):
             errors.append(f"bench: {len(procs) - len(gathered)} load process(es) gave no figures")
         row["samples"] = samples
+        if args.keep:  # every sample, by the machine's monotonic clock (as a server log's)
+            raw = {kind: [pair for g in gathered for pair in g["samples"].get(kind, ())]
+                   for kind in samples}  # fmt: skip
+            cpu = {"server_cpu": list(zip(srv_times, srv_samples, strict=False)),
+                   "load_cpu": list(zip(srv_times, load_samples, strict=False))}  # fmt: skip
+            (tmp / "samples.json").write_text(
+                json.dumps({"window": [t_start, t_end], **raw, **cpu})
+            )
         row["client_errors"] = errors
         row["drops"] = drops
         row["storm_drops"] = storm_drops

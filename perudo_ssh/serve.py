@@ -27,6 +27,7 @@ import asyncssh
 
 from perudo_ssh import ratings
 from perudo_ssh.archive import GameArchive, RatingChanges
+from perudo_ssh.collector import PacedCollector
 from perudo_ssh.i18n import language_of
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.lobby import Lobby
@@ -271,7 +272,8 @@ def tune_collector() -> None:
     """Tune the garbage collector for a server of many sessions (issue 10): freeze what
     start-up made (modules, parsed CSS, the store: never garbage, so no collection walks it
     again) and collect less often (`COLLECTOR_THRESHOLDS`). Objects in reference cycles are
-    still found and freed, only later."""
+    still found and freed, only later. `serve_forever` then collects by the clock
+    (`perudo_ssh.collector.PacedCollector`); these thresholds remain for bursts."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
@@ -315,6 +317,8 @@ async def serve_forever(
         await store.close()
         raise
     tune_collector()
+    collector = PacedCollector()
+    collector.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -342,6 +346,7 @@ async def serve_forever(
         try:
             await archive.drain()  # every finished game is written before the database closes
         finally:
+            collector.stop()
             await store.close()
             for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal waited until now
                 loop.remove_signal_handler(sig)

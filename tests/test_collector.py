@@ -1,0 +1,111 @@
+"""`PacedCollector`: the garbage collected by the clock while serving (issue 10)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import weakref
+
+from perudo_ssh.collector import (
+    FULL_EVERY_MAX,
+    FULL_EVERY_MIN,
+    FULL_WORTH,
+    NO_AUTOMATIC_FULL,
+    PacedCollector,
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_young_each_step_the_middle_each_second_the_whole_heap_as_often_as_it_pays() -> None:
+    clock, asked, found = Clock(), [], [0]
+
+    def collect(generation: int) -> int:
+        asked.append(generation)
+        return found[0] if generation == 2 else 0
+
+    collector = PacedCollector(young_every=0.05, middle_every=1.0, full_every=600.0,
+                               clock=clock, collect=collect)  # fmt: skip
+    for k in range(1, 20):
+        clock.now = 100 + k / 20
+        collector.step()
+    assert asked == [0] * 19  # 0.95 s: young ones only
+    clock.now = 101.0
+    assert collector.step() == 1  # a second since the start
+    clock.now = 101.5
+    assert collector.step() == 0
+    clock.now = 699.99
+    assert collector.step() == 1
+    clock.now = 700.0
+    assert collector.step() == 2  # 600 s since the start; found nothing:
+    assert collector.full_every == 1200.0  # the next comes later
+    clock.now = 700.5
+    assert collector.step() == 0  # the middle one counts from the whole one too
+    clock.now = 1900.0
+    found[0] = FULL_WORTH  # one that pays: the next comes sooner
+    assert collector.step() == 2 and collector.full_every == 600.0
+    assert collector.collections == [21, 2, 2]
+    for _ in range(5):  # each pays: 300, 150, 75, then no sooner than a minute
+        clock.now += collector.full_every
+        assert collector.step() == 2
+    assert collector.full_every == FULL_EVERY_MIN
+    found[0] = 0
+    collector.full_every = FULL_EVERY_MAX
+    clock.now += FULL_EVERY_MAX
+    assert (
+        collector.step() == 2 and collector.full_every == FULL_EVERY_MAX
+    )  # nor later than an hour
+
+
+def test_a_young_collection_frees_a_cycle_made_since_the_last() -> None:
+    class Node:
+        other: object = None
+
+    collector = PacedCollector()
+    was = gc.isenabled()
+    gc.disable()  # no collection but the collector's
+    try:
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        gone = weakref.ref(a)
+        del a, b
+        assert gone() is not None  # held by the cycle alone
+        assert collector.step() == 0
+        assert gone() is None
+    finally:
+        if was:
+            gc.enable()
+
+
+async def test_it_collects_on_the_running_loop_until_stopped() -> None:
+    """Started, it collects by the clock and Python makes no whole collection of its own;
+    stopped, it collects no more and Python's thresholds are as they were."""
+    collected: list[int] = []
+    enough = asyncio.Event()
+
+    def collect(generation: int) -> int:
+        collected.append(generation)
+        if len(collected) == 3:
+            enough.set()
+        return 0
+
+    before = gc.get_threshold()
+    collector = PacedCollector(young_every=0.001, collect=collect)
+    collector.start()
+    try:
+        assert gc.get_threshold() == (*before[:2], NO_AUTOMATIC_FULL)
+        async with asyncio.timeout(10):
+            await enough.wait()
+    finally:
+        collector.stop()
+    assert gc.get_threshold() == before
+    made = len(collected)
+    assert made >= 3
+    await asyncio.sleep(0.01)  # ten periods: none made after stop()
+    assert len(collected) == made
