@@ -43,7 +43,11 @@ A row's figures:
 * `RSS/s` — (server RSS mean in the window − server RSS just after start, no session) / N, MB.
 * `bid` — from the moment a player at a six-seat table of people writes the Enter of a bid
   until another player of that table has that bid on screen (`Current bid: 5×4 by p3`, or the
-  `p3  5×4` line of the bids list), one sample per other player; p50/p99 ms.
+  `p3  5×4` line of the bids list), one sample per other player; p50/p99 ms. As a person
+  does, the player presses Enter once its screen shows what it typed (a bid or chat line
+  written at once with its Enter is input faster than a person types, paced by the server's
+  input budget: eight keys, then a 1/30-s pause; until stop 29 the bench did that, and a
+  chat line's figures carried that pause).
 * `chat` — lobby chat: from the Enter of a line with a unique token until each other
   lobby-goer of the same load process (up to 10) shows it; and table chat the same, for the
   other five at the table (`tchat`).
@@ -512,6 +516,7 @@ class Client:
         await p.wait(lambda t: "⏎ Say" in t, 60, "lobby chat input")
         tok = token(self.rng)
         p.send(f"hi {tok}")
+        await p.wait(lambda t: tok in t, 15, "lobby chat typed")  # as a person sees it typed
         others = [
             q for q in self.players.values() if q is not p and q.in_lobby and q.role == "lobby"
         ]
@@ -657,7 +662,9 @@ class Client:
     async def _move(self, p: Player, group: list[Player] | None, move) -> None:
         p.send("tab")
         await p.wait(lambda t: "esc Back to keys" in t, 15, "bid input")
-        p.send("dudo" if move is None else f"{move[0]}x{move[1]}")  # the input opens empty
+        typed = "dudo" if move is None else f"{move[0]}x{move[1]}"
+        p.send(typed)  # the input opens empty
+        await p.wait(lambda t: typed in t, 15, "bid typed")
         if move is not None and group is not None:
             bid = f"{move[0]}×{move[1]}"
             name = re.escape(p.name)
@@ -682,6 +689,7 @@ class Client:
         await p.wait(lambda t: "Table chat · Esc closes" in t, 15, "table chat")
         tok = token(self.rng)
         p.send(f"gl {tok}")
+        await p.wait(lambda t: tok in t, 15, "table chat typed")
         pattern = re.compile(tok)
         t0 = time.monotonic()
         for q in group:
