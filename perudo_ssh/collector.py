@@ -15,12 +15,12 @@ sessions) and is the only one that frees cycles among old objects; since the wid
 ended screen are unlinked when it ends (`perudo_ssh.ssh.release`) it finds little: 3,030
 objects after a 300-session ramp, during which a rule of a quarter more memory (as Python's
 own of a quarter more long-lived objects) had run eight, the last three of 1.0-1.8 s each.
-So it runs by the clock too, as often as it
-pays: every `FULL_EVERY` at first, twice as often after one that found `FULL_WORTH` objects
-or more, half as often after one that found fewer (between `FULL_EVERY_MIN` and
-`FULL_EVERY_MAX`). Python's own thresholds (`perudo_ssh.serve.COLLECTOR_THRESHOLDS`) stay
-for the two younger generations, for a burst that makes objects faster than the clock
-collects them; its whole collections are left to the clock.
+So it runs by the clock too, as often as it pays: every `FULL_EVERY` at first, twice as
+often after one that found `FULL_WORTH` objects or more, half as often after one that found
+fewer (between `FULL_EVERY_MIN` and `FULL_EVERY_MAX`). Python's own thresholds
+(`perudo_ssh.serve.COLLECTOR_THRESHOLDS`) stay for the two younger generations, for a burst
+that makes objects faster than the clock collects them; its whole collections are left to
+the clock.
 """
 
 from __future__ import annotations

@@ -318,7 +318,6 @@ async def serve_forever(
         raise
     tune_collector()
     collector = PacedCollector()
-    collector.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -330,6 +329,7 @@ async def serve_forever(
         acceptor.get_port(),
         host,
     )
+    collector.start()
     try:
         await stop.wait()
         log.info("stopping")
