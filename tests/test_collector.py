@@ -13,18 +13,11 @@ from perudo_ssh.collector import (
     NO_AUTOMATIC_FULL,
     PacedCollector,
 )
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.clocks import Clock
 
 
 def test_young_each_step_the_middle_each_second_the_whole_heap_as_often_as_it_pays() -> None:
-    clock, asked, found = Clock(), [], [0]
+    clock, asked, found = Clock(100.0), [], [0]
 
     def collect(generation: int) -> int:
         asked.append(generation)

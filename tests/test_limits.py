@@ -36,6 +36,7 @@ from perudo_ssh.ssh.admission import (
 )
 from perudo_ssh.ssh.server import Login, start_server
 from screens.app import IDLE, PerudoApp, idle_farewell
+from tests.clocks import Clock
 from tests.sshterm import Terminal, until
 from tests.test_screens_fakes import FakeSession, lobby_state, table_state, wait_until
 
@@ -632,16 +633,6 @@ async def test_no_idle_connection_timeout_when_the_login_timeout_is_off(tmp_path
 
 
 # ---- the lobby idle timeout --------------------------------------------------------------
-
-
-class Clock:
-    """A monotonic clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_the_idle_farewell_says_how_long() -> None:

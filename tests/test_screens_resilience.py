@@ -25,6 +25,7 @@ from screens.rulestext import settings_lines
 from screens.table import TableScreen
 from screens.widgets import BidHistory, CupsPanel
 from screens.wording import clock_time, duration
+from tests.clocks import Clock
 from tests.test_screens_fakes import (
     FakeSession,
     bid,
@@ -38,16 +39,6 @@ from tests.test_screens_fakes import (
 )
 
 SIZE = (80, 24)
-
-
-class Clock:
-    """A monotonic clock moved by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def seats(*infos: P.SeatInfo) -> tuple[P.SeatInfo, ...]:
