@@ -273,7 +273,8 @@ def tune_collector() -> None:
     start-up made (modules, parsed CSS, the store: never garbage, so no collection walks it
     again) and collect less often (`COLLECTOR_THRESHOLDS`). Objects in reference cycles are
     still found and freed, only later. `serve_forever` then collects by the clock
-    (`perudo_ssh.collector.PacedCollector`); these thresholds remain for bursts."""
+    (`perudo_ssh.collector.PacedCollector`): the first two thresholds remain for bursts, the
+    third is lifted while the clock makes the whole collections."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
