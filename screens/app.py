@@ -20,10 +20,13 @@ from typing import TYPE_CHECKING, cast
 
 import msgspec
 from textual import events
-from textual.app import App
+from textual.app import App, ScreenStackError
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widget import MountError
+from textual.widgets._toast import Toast, ToastHolder, ToastRack
 
 from perudo_ssh import protocol
 from perudo_ssh.i18n import LANGUAGE_NAMES, LANGUAGES, N_, Terms, Translator, next_language
@@ -440,6 +443,44 @@ class PerudoApp(App[str | None]):
         when the language changes, unlike what the server says (`set_language`)."""
         self._kept_notices.add((message, title))
         self.notify(message, title=title, markup=False, timeout=timeout)
+
+    def _refresh_notifications(self) -> None:
+        """Textual's own, but a new toast is drawn in the first frame after it arrives
+        (issue 10): Textual's `ToastRack.show` shows the rack and starts mounting the toasts,
+        and the screen's frame came in between, drawn without them, so a toast waited for the
+        next frame (17–33 ms: a table chat line reached the other players ~60 ms after it was
+        said at idle, a bid ~17). Here the app's drawing is held (`batch_update`) until the
+        new toasts are mounted; what is drawn is the same."""
+        try:
+            rack = self.screen.get_child_by_type(ToastRack)
+        except (ScreenStackError, NoMatches):
+            return  # no screen yet, or one without a rack: it shows them when it comes
+        self.call_later(self._show_toasts, rack)
+
+    async def _show_toasts(self, rack: ToastRack) -> None:
+        """`ToastRack.show(self._notifications)`, awaiting the mounts with drawing held."""
+        notifications = self._notifications
+        with self.batch_update():
+            rack.display = bool(notifications)
+            for toast in rack.query(Toast):
+                if toast._notification not in notifications:
+                    toast.remove()
+            known = {child.id for child in rack.children}
+            new = [
+                notification
+                for notification in notifications
+                if ToastRack._toast_id(notification) not in known and not notification.has_expired
+            ]
+            if not new:
+                return
+            try:
+                await rack.mount_all(
+                    ToastHolder(Toast(notification), id=ToastRack._toast_id(notification))
+                    for notification in new
+                )
+            except MountError:  # the screen closed meanwhile: its toasts go with it
+                return
+            rack.call_later(rack.scroll_end, animate=False, force=True)
 
     def action_language(self) -> None:
         """The language key: English, French, Russian, and round again."""

@@ -467,6 +467,39 @@ async def test_a_change_of_focus_redraws_what_it_changes_and_the_terminal_shows_
         assert isinstance(app.screen, LobbyScreen)
 
 
+async def test_a_table_line_s_toast_is_in_the_first_frame_drawn_after_it() -> None:
+    """Textual shows the toast rack, then mounts the toast in it: a frame drawn in between
+    showed the rack without it, and the line reached the terminal a frame later (~33 ms on the
+    server). The app holds its drawing until the toast is mounted (`_refresh_notifications`)."""
+    install_drawing_savers()
+    session = FakeSession()
+    app = make_app(session)
+    session.feed(
+        P.Welcome(name="ana"),
+        lobby_state(summary(1)),
+        table_state(observe(bid(rolled(), 0, 3, 4), 0)),
+    )
+    shown = Shown(app, SIZE)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_until(pilot, lambda: "Current bid: 3×4" in screen_text(app))
+        terminal: list[str] = []  # what the terminal shows after each frame
+        display = app._display
+
+        def drawn(screen: Screen, update: object) -> None:
+            display(screen, update)  # type: ignore[arg-type]
+            terminal.append("\n".join(shown.screen.display))
+
+        app._display = drawn  # type: ignore[method-assign]
+        for i in range(4):
+            # idle first, the screen's frame timer paused: a line then finds it so
+            await wait_until(pilot, lambda: not app.screen._update_timer._active.is_set())
+            before = len(terminal)
+            session.feed(P.ChatLine(id=10 + i, scope="table", table=1, name="ben", text=f"hi {i}"))
+            await wait_until(pilot, lambda before=before: len(terminal) > before)
+            assert f"hi {i}" in terminal[before]
+        assert len(app._notifications) == 4
+
+
 def test_one_broadcast_is_decoded_once_per_process_and_kept_a_while() -> None:
     state = P.LobbyState(tables=(summary(1),), online=("ana", "ben"))
     data = P.encode(state)
