@@ -59,11 +59,20 @@ A row's figures:
 * `errors` — client-side exceptions and stuck waits (every wait has a timeout; a latency
   watch unanswered after 30 s counts too) plus the server's log lines of level ERROR; the
   first few are printed below the table.
+* `lag` — the load processes' own delay: how late a 10-ms sleep of each wakes, p50/p99 ms
+  (their loops busy reading the other players' screens). Each latency above includes the
+  lag of the process that looked: a latency p99 near the lag's p99 is partly the load's.
 * `n` — the samples behind bid / chat / table chat (window only) and connect.
 
 Only samples whose start falls in the window count (connect: all). The clients keep their
-cost down: every chunk is fed to pyte, but a screen is looked at only when a latency watch is
-pending (only its changed lines) or a player's next move polls it (every 0.25 s, if changed).
+cost down, so that the latencies are the server's: a session's output is fed to its pyte
+screen at once while a latency watch is pending on it (its changed lines checked), else when
+its player looks at the screen (a poll every 0.25 s, if changed) or 64 kB wait; the lines are
+kept as text, read again only where pyte marks them changed; each load process collects its
+garbage as the server does (`perudo_ssh.collector`; `load gc` prints its pauses). At 300
+sessions, with every chunk fed at once and Python's collector (pauses up to 220 ms), the
+load took 72 % of its core; now 55 %, pauses up to 8 ms. Its `lag` p99 stays 80-90 ms
+there: one fan-out of the server reaches ~40 screens of a load process at once.
 
 `--profile py-spy` runs `py-spy record --pid SERVER --duration WINDOW` during the window
 (`--profile-format speedscope` or `raw`, folded stacks) and says where the file went (kept
@@ -102,10 +111,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from perudo_ssh.collector import PacedCollector
+from perudo_ssh.serve import tune_collector
+
 REPO = Path(__file__).resolve().parent.parent
 VENV_BIN = REPO / ".venv" / "bin"
 SERVER_CPU = 0
 LOAD_CPU = 1
+LAG_PERIOD = 0.01
+"""Seconds a load process's lag probe sleeps between two looks at its own delay."""
+UNREAD_MAX = 1 << 16
+"""Bytes of a session's output the load leaves unread while nobody watches its screen."""
+"""Seconds a load process's lag probe sleeps between two looks at its own delay."""
 WATCH_TIMEOUT = 30.0
 """Seconds a latency watch waits for its text before it counts as an error."""
 DEBUG = bool(os.environ.get("BENCH_LOAD_DEBUG"))
@@ -148,7 +165,8 @@ class Watch:
 class Stats:
     samples: dict[str, list[tuple[float, float]]] = field(
         default_factory=lambda: {
-            "bid": [], "chat": [], "tchat": [], "connect": [], "ramp": [], "storm": []
+            "bid": [], "chat": [], "tchat": [], "connect": [], "ramp": [], "storm": [],
+            "lag": [],
         }
     )  # fmt: skip
     errors: list[str] = field(default_factory=list)
@@ -173,6 +191,12 @@ class Player:
         self.screen = pyte.Screen(80, 24)
         self.stream = pyte.Stream(self.screen)
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.lines = [" " * self.screen.columns] * self.screen.lines
+        """The screen's lines as text, each read again only when pyte marks it changed."""
+        self.unread: list[bytes] = []
+        """Output not fed to the screen yet: fed at once while a latency watch is pending,
+        else when the screen is looked at (or `UNREAD_MAX` bytes wait)."""
+        self.unread_bytes = 0
         self.changed = True
         self.watches: list[Watch] = []
         self.conn = None
@@ -190,6 +214,12 @@ class Player:
         self.screen = pyte.Screen(80, 24)
         self.stream = pyte.Stream(self.screen)
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.lines = [" " * self.screen.columns] * self.screen.lines
+        """The screen's lines as text, each read again only when pyte marks it changed."""
+        self.unread: list[bytes] = []
+        """Output not fed to the screen yet: fed at once while a latency watch is pending,
+        else when the screen is looked at (or `UNREAD_MAX` bytes wait)."""
+        self.unread_bytes = 0
         self.changed = True
         self.watches = []
         self.closing = self.closed = False
@@ -202,7 +232,7 @@ class Player:
         key = self.key = self.key or asyncssh.generate_private_key("ssh-ed25519")
         t0 = time.monotonic()
         welcome = Watch(re.compile(rf"welcome, {re.escape(self.name)}(?![\w-])"), t0, kind)
-        self.watches.append(welcome)
+        self.watch(welcome.pattern, t0, kind, welcome)
         self.conn = await asyncio.wait_for(
             asyncssh.connect(
                 "127.0.0.1",
@@ -239,11 +269,11 @@ class Player:
                 data = await self.process.stdout.read(65536)
                 if not data:
                     break
-                self.stream.feed(self.decoder.decode(data))
+                self.unread.append(data)
+                self.unread_bytes += len(data)
                 self.changed = True
-                if self.watches:
-                    self._check_watches()
-                self.screen.dirty.clear()
+                if self.watches or self.unread_bytes > UNREAD_MAX:
+                    self._feed()
         except Exception as exc:  # noqa: BLE001
             if not self.closing:
                 self.stats.error(self.name, f"reader: {exc!r}")
@@ -256,9 +286,34 @@ class Player:
             else:
                 self.stats.drops += 1
 
-    def _check_watches(self) -> None:
+    def catch_up(self) -> None:
+        """Feed the screen all the output read so far."""
+        self._feed()
+
+    def _feed(self) -> None:
+        """Feed the unread output to the screen; check the pending watches against the lines
+        it changed.
+
+        A screen nobody watches is fed when it is looked at: the load's one core then
+        reads first the output someone waits for (a fan-out of the server reaches many
+        screens of a process at once; reading them all in arrival order, at 300 sessions,
+        made the load's own delay a part of every latency's p99)."""
+        if not self.unread:
+            return
+        data = b"".join(self.unread)
+        self.unread.clear()
+        self.unread_bytes = 0
+        self.stream.feed(self.decoder.decode(data))
+        changed = sorted(y for y in self.screen.dirty if 0 <= y < self.screen.lines)
+        for y in changed:
+            self.lines[y] = self._line(y)
+        if self.watches:
+            self._check_watches(changed)
+        self.screen.dirty.clear()
+
+    def _check_watches(self, changed: list[int]) -> None:
         now = time.monotonic()
-        lines = [self._line(y) for y in sorted(self.screen.dirty) if 0 <= y < self.screen.lines]
+        lines = [self.lines[y] for y in changed]
         if not lines:
             return
         text = "\n".join(lines)
@@ -268,9 +323,13 @@ class Player:
                 self.stats.samples[watch.kind].append((watch.t0, now - watch.t0))
         self.watches = [w for w in self.watches if not w.done]
 
-    def watch(self, pattern: re.Pattern, t0: float, kind: str) -> None:
+    def watch(self, pattern: re.Pattern, t0: float, kind: str, watch: Watch | None = None) -> None:
+        """Look for `pattern` in what the screen shows from now on (a `kind` sample from
+        `t0`); what came before is fed first, so it cannot match (`Client._watch` feeds it
+        before it reads the clock)."""
         if not self.closed:
-            self.watches.append(Watch(pattern, t0, kind))
+            self._feed()
+            self.watches.append(watch or Watch(pattern, t0, kind))
 
     def expire_watches(self, now: float) -> None:
         keep = []
@@ -289,7 +348,11 @@ class Player:
 
     @property
     def text(self) -> str:
-        return "\n".join(self.screen.display)
+        self._feed()
+        # the lines kept as they change: pyte's `display` reads every cell each time (with
+        # its width), and polling players read it four times a second (a fifth of the
+        # load's CPU at 300 sessions, measured by py-spy)
+        return "\n".join(self.lines)
 
     def send(self, *keys: str) -> None:
         if DEBUG:
@@ -315,6 +378,7 @@ class Player:
             await asyncio.sleep(POLL)
 
     def last_lines(self) -> str:
+        self._feed()
         lines = [ln.strip() for ln in self.screen.display if ln.strip()]
         return " | ".join(lines[:2] + lines[-3:])[:250]
 
@@ -380,6 +444,25 @@ class Client:
         self.stopping = False
         self.tasks: list[asyncio.Task] = []
 
+    @staticmethod
+    def _watch(players: list[Player], pattern: re.Pattern, kind: str) -> None:
+        """Watch for `pattern` on the screens of `players` from now (a `kind` sample each):
+        what they have not read yet is fed first, so its reading is no part of the time."""
+        for q in players:
+            q.catch_up()
+        t0 = time.monotonic()
+        for q in players:
+            q.watch(pattern, t0, kind)
+
+    async def _probe_lag(self) -> None:
+        """This load process's own delay (`lag`): how late a `LAG_PERIOD` sleep wakes, its
+        loop busy reading the other players' screens. A late wake-up is as late a look at a
+        screen: a latency whose p99 is near the lag's p99 is partly the load's."""
+        while True:
+            t0 = time.monotonic()
+            await asyncio.sleep(LAG_PERIOD)
+            self.stats.samples["lag"].append((t0, time.monotonic() - t0 - LAG_PERIOD))
+
     async def run(self, ready, stop) -> None:
         loop = asyncio.get_running_loop()
         for spec in self.specs:
@@ -388,7 +471,15 @@ class Client:
             if spec["role"] == "table":
                 self.groups.setdefault(spec["group"], []).append(p)
                 self.group_table.setdefault(spec["group"], loop.create_future())
+        # the load's own collector as the server's (`perudo_ssh.collector`): with Python's
+        # thresholds its collections stopped a load process for up to 80 ms (young), 170
+        # (middle) and 220 (whole) in a 300-session window, each pause in the latencies of
+        # every screen it read meanwhile
+        tune_collector()
+        collector = PacedCollector()
+        collector.start()
         sweeper = asyncio.create_task(self._sweep())
+        probe = asyncio.create_task(self._probe_lag())
         setups: list[asyncio.Task] = []
         await asyncio.sleep(self.offset)
         start = time.monotonic()
@@ -418,6 +509,8 @@ class Client:
         await asyncio.gather(*self.tasks, return_exceptions=True)
         await asyncio.gather(*(p.close() for p in self.players.values()), return_exceptions=True)
         sweeper.cancel()
+        probe.cancel()
+        collector.stop()
 
     async def _visit(self) -> None:
         """A newcomer during the window: connects (its time to the lobby screen is a
@@ -520,10 +613,7 @@ class Client:
         others = [
             q for q in self.players.values() if q is not p and q.in_lobby and q.role == "lobby"
         ]
-        pattern = re.compile(tok)
-        t0 = time.monotonic()
-        for q in self.rng.sample(others, min(10, len(others))):
-            q.watch(pattern, t0, "chat")
+        self._watch(self.rng.sample(others, min(10, len(others))), re.compile(tok), "chat")
         p.send("enter")
         await asyncio.sleep(0.5)
         p.send("escape")
@@ -671,10 +761,7 @@ class Client:
             pattern = re.compile(
                 rf"Current bid: {bid} by {name}(?![\w-])|(?<![\w-]){name} +{bid}(?!\d)"
             )
-            t0 = time.monotonic()
-            for q in group:
-                if q is not p:
-                    q.watch(pattern, t0, "bid")
+            self._watch([q for q in group if q is not p], pattern, "bid")
         p.send("enter")
         try:  # the move is taken when it is no longer our turn (or a reveal shows)
             await p.wait(lambda t: "Your turn" not in t or "Press Space" in t, 15, "move taken")
@@ -690,11 +777,7 @@ class Client:
         tok = token(self.rng)
         p.send(f"gl {tok}")
         await p.wait(lambda t: tok in t, 15, "table chat typed")
-        pattern = re.compile(tok)
-        t0 = time.monotonic()
-        for q in group:
-            if q is not p:
-                q.watch(pattern, t0, "tchat")
+        self._watch([q for q in group if q is not p], re.compile(tok), "tchat")
         p.send("enter")
         await asyncio.sleep(0.4)
         p.send("escape")
@@ -709,6 +792,18 @@ def client_main(
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {LOAD_CPU})
     client = Client(port, specs, ramp, offset, seed, visit_every, chat_every)
+    import gc
+
+    pauses = []
+    t = [0.0]
+
+    def cb(phase, info):
+        if phase == "start":
+            t[0] = time.perf_counter()
+        else:
+            pauses.append((time.monotonic(), info["generation"], time.perf_counter() - t[0]))
+
+    gc.callbacks.append(cb)
     try:
         asyncio.run(client.run(ready, stop))
     except Exception as exc:  # noqa: BLE001
@@ -721,6 +816,7 @@ def client_main(
             "drops": s.drops,
             "storm_drops": s.storm_drops,
             "watch_timeouts": s.watch_timeouts,
+            "gc": pauses,
         }
     )
 
@@ -940,7 +1036,8 @@ def run_one(n: int, args) -> dict:
                 if not any(p.is_alive() for p in procs) and results.empty():
                     break
         samples: dict[str, list[float]] = {
-            "bid": [], "chat": [], "tchat": [], "connect": [], "ramp": [], "storm": []
+            "bid": [], "chat": [], "tchat": [], "connect": [], "ramp": [], "storm": [],
+            "lag": [],
         }  # fmt: skip
         errors: list[str] = []
         drops = timeouts = storm_drops = 0
@@ -956,6 +1053,11 @@ def run_one(n: int, args) -> dict:
         if len(gathered) < len(procs):
             errors.append(f"bench: {len(procs) - len(gathered)} load process(es) gave no figures")
         row["samples"] = samples
+        gcp = [x for g in gathered for x in g.get("gc", ()) if t_start <= x[0] <= t_end]
+        for gen in range(3):
+            ps = sorted(x[2] for x in gcp if x[1] == gen)
+            if ps:
+                print(f"load gc gen{gen}: {len(ps)}, max {ps[-1] * 1000:.0f} ms")
         if args.keep:  # every sample, by the machine's monotonic clock (as a server log's)
             raw = {kind: [pair for g in gathered for pair in g["samples"].get(kind, ())]
                    for kind in samples}  # fmt: skip
@@ -1008,7 +1110,8 @@ def run_one(n: int, args) -> dict:
 HEAD = (
     f"{'N':>4} {'srv CPU mean/p90':>17} {'load CPU':>12} {'RSS/s MB':>8} "
     f"{'bid p50/p99':>12} {'chat p50/p99':>12} {'tchat p50/p99':>13} {'conn p50/p99':>12} "
-    f"{'ramp p50/p99':>12} {'drops':>5} {'errs':>9} {'n bid/chat/tchat/conn':>21}"
+    f"{'ramp p50/p99':>12} {'lag p50/p99':>11} {'drops':>5} {'errs':>9} "
+    f"{'n bid/chat/tchat/conn':>21}"
 )
 
 
@@ -1026,7 +1129,7 @@ def fmt_row(row: dict) -> str:
         f"{row['n']:>4} {f(row['srv_mean']) + '/' + f(row['srv_p90']) + '%' + srv_flag:>17} "
         f"{f(row['load_mean']) + '%' + load_flag:>12} {f(row['rss_per'], '.2f'):>8} "
         f"{lat['bid']:>12} {lat['chat']:>12} {lat['tchat']:>13} {lat['connect']:>12} "
-        f"{lat['ramp']:>12} {row['drops']:>5} {errs:>9} {n:>21}"
+        f"{lat['ramp']:>12} {lat['lag']:>11} {row['drops']:>5} {errs:>9} {n:>21}"
     )
 
 
