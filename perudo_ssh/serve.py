@@ -271,10 +271,12 @@ garbage, keeping it longer costs little: 2.20 -> 2.34 MB a session measured)."""
 def tune_collector() -> None:
     """Tune the garbage collector for a server of many sessions (issue 10): freeze what
     start-up made (modules, parsed CSS, the store: never garbage, so no collection walks it
-    again) and collect less often (`COLLECTOR_THRESHOLDS`). Objects in reference cycles are
-    still found and freed, only later. `serve_forever` then collects by the clock
-    (`perudo_ssh.collector.PacedCollector`): the first two thresholds remain for bursts, the
-    third is lifted while the clock makes the whole collections."""
+    until the first whole one of `PacedCollector`) and collect less often
+    (`COLLECTOR_THRESHOLDS`). Objects in reference cycles are still found and freed, only
+    later. `serve_forever` then collects by the clock (`perudo_ssh.collector.PacedCollector`:
+    it moves what outlives its young collections aside in the same way): the first two
+    thresholds remain for bursts, the third is lifted while the clock makes the whole
+    collections."""
     gc.collect()
     gc.freeze()
     gc.set_threshold(*COLLECTOR_THRESHOLDS)

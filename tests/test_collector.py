@@ -16,7 +16,7 @@ from perudo_ssh.collector import (
 from tests.clocks import Clock
 
 
-def test_young_each_step_the_middle_each_second_the_whole_heap_as_often_as_it_pays() -> None:
+def test_young_each_step_moved_aside_every_second_the_whole_heap_as_often_as_it_pays() -> None:
     clock, asked, found = Clock(100.0), [], [0]
 
     def collect(generation: int) -> int:
@@ -24,22 +24,28 @@ def test_young_each_step_the_middle_each_second_the_whole_heap_as_often_as_it_pa
         return found[0] if generation == 2 else 0
 
     collector = PacedCollector(young_every=0.05, middle_every=1.0, full_every=600.0,
-                               clock=clock, collect=collect)  # fmt: skip
+                               clock=clock, collect=collect,
+                               freeze=lambda: asked.append("freeze"),
+                               unfreeze=lambda: asked.append("unfreeze"))  # fmt: skip
     for k in range(1, 20):
         clock.now = 100 + k / 20
         collector.step()
     assert asked == [0] * 19  # 0.95 s: young ones only
+    asked.clear()
     clock.now = 101.0
-    assert collector.step() == 1  # a second since the start
+    assert collector.step() == 1  # a second since the start: a young one, then moved aside
+    assert asked == [0, "freeze"]
     clock.now = 101.5
     assert collector.step() == 0
     clock.now = 699.99
     assert collector.step() == 1
+    asked.clear()
     clock.now = 700.0
-    assert collector.step() == 2  # 600 s since the start; found nothing:
-    assert collector.full_every == 1200.0  # the next comes later
+    assert collector.step() == 2  # 600 s since the start: all of it back, then collected
+    assert asked == ["unfreeze", 2]
+    assert collector.full_every == 1200.0  # found nothing: the next comes later
     clock.now = 700.5
-    assert collector.step() == 0  # the middle one counts from the whole one too
+    assert collector.step() == 0  # the next move counts from the whole one too
     clock.now = 1900.0
     found[0] = FULL_WORTH  # one that pays: the next comes sooner
     assert collector.step() == 2 and collector.full_every == 600.0
@@ -53,6 +59,34 @@ def test_young_each_step_the_middle_each_second_the_whole_heap_as_often_as_it_pa
     clock.now += FULL_EVERY_MAX
     assert collector.step() == 2  # found nothing again, and no later than an hour:
     assert collector.full_every == FULL_EVERY_MAX
+
+
+def test_what_is_moved_aside_no_young_collection_walks_and_a_whole_one_frees() -> None:
+    """Python's own `gc.freeze`: a cycle moved aside outlives young collections (they no
+    longer walk it) and goes at the next whole collection."""
+
+    class Node:
+        other: object = None
+
+    collector = PacedCollector(middle_every=0.0, full_every=3600.0)
+    was = gc.isenabled()
+    gc.disable()  # no collection but the collector's
+    try:
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        gone = weakref.ref(a)
+        assert collector.step() == 1  # a young collection (they live), then moved aside
+        assert gc.get_freeze_count() > 0
+        del a, b
+        assert collector.step() == 1
+        assert gone() is not None  # young ones do not see it
+        collector.full_every = 0.0
+        assert collector.step() == 2
+        assert gone() is None and gc.get_freeze_count() == 0
+    finally:
+        gc.unfreeze()
+        if was:
+            gc.enable()
 
 
 def test_a_young_collection_frees_a_cycle_made_since_the_last() -> None:
@@ -77,7 +111,8 @@ def test_a_young_collection_frees_a_cycle_made_since_the_last() -> None:
 
 async def test_it_collects_on_the_running_loop_until_stopped() -> None:
     """Started, it collects by the clock and Python makes no whole collection of its own;
-    stopped, it collects no more and Python's thresholds are as they were."""
+    stopped, it collects no more, Python's thresholds are as they were and nothing is left
+    moved aside."""
     collected: list[int] = []
     enough = asyncio.Event()
 
@@ -88,7 +123,9 @@ async def test_it_collects_on_the_running_loop_until_stopped() -> None:
         return 0
 
     before = gc.get_threshold()
-    collector = PacedCollector(young_every=0.001, collect=collect)
+    unfrozen: list[bool] = []
+    collector = PacedCollector(young_every=0.001, collect=collect, freeze=lambda: None,
+                               unfreeze=lambda: unfrozen.append(True))  # fmt: skip
     collector.start()
     try:
         assert gc.get_threshold() == (*before[:2], NO_AUTOMATIC_FULL)
@@ -97,6 +134,7 @@ async def test_it_collects_on_the_running_loop_until_stopped() -> None:
     finally:
         collector.stop()
     assert gc.get_threshold() == before
+    assert unfrozen == [True]  # what was moved aside is Python's own collections' again
     made = len(collected)
     assert made >= 3
     await asyncio.sleep(0.01)  # ten periods: none made after stop()
