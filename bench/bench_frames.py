@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import contextlib
 import cProfile
+import os
 import pstats
 import time
 from typing import Any
@@ -152,7 +153,10 @@ async def run(kind: str, apps: int, changes: int, profile: bool, frames: Frames)
                 profiler.disable()
         cpu = time.process_time() - cpu
         if profiler:
-            pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
+            stats = pstats.Stats(profiler).sort_stats(os.environ.get("SORT", "cumulative"))
+            stats.print_stats(40)
+            if os.environ.get("CALLERS"):
+                stats.print_callers(os.environ["CALLERS"])
     each = 1000 * frames.seconds / max(frames.count, 1)
     per = 1000 * frames.seconds / changes / apps
     line = f"{kind:7} {frames.count:6d} frames {each:6.2f} ms each  {per:6.2f} ms/change/app"

@@ -209,6 +209,8 @@ class SharedGrid(DataTable[Any]):
     DataTable itself, uncached here."""
 
     _base_style: Style | None = None
+    _drawing: tuple[Any, ...] | None = None
+    """What every line of the drawing under way is drawn from (`_drawn_with`), or None."""
     _quiet_layout = False
 
     virtual_size = Reactive(Size(0, 0), layout=False)
@@ -275,13 +277,17 @@ class SharedGrid(DataTable[Any]):
             self.refresh_row(row_index)
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        """As DataTable's, with the widget's Rich style worked out once for all the lines
-        (DataTable asks for it again on every line: a walk up the DOM each time)."""
+        """As DataTable's, with the widget's Rich style, and what every line's key holds
+        alike (`_drawn_with`), worked out once for all the lines (DataTable asks for the style
+        again on every line: a walk up the DOM each time; the key's ~15 reactive attributes
+        read per line were a third of a lobby screen's frame when a table came or went)."""
         self._base_style = self.rich_style
+        self._drawing = self._drawn_with(self._base_style)
         try:
             return super().render_lines(crop)
         finally:
             self._base_style = None
+            self._drawing = None
 
     def render_line(self, y: int) -> Strip:
         """Line `y` of the widget (header, then rows below the scroll), as DataTable draws it."""
@@ -322,15 +328,42 @@ class SharedGrid(DataTable[Any]):
         self._cell_render_cache.clear()
         self._row_renderable_cache.clear()
 
-    def _line_key(self, y: int, x1: int, x2: int, base_style: Style) -> tuple[object, ...] | None:
-        """Everything line `y` is drawn from, or None where it is not shared."""
+    def _drawn_with(self, base_style: Style) -> tuple[Any, ...] | None:
+        """What every line of a drawing is drawn from alike, as `(columns, cursor row, hover
+        row, the rest)`, or None where lines are not shared (see the class)."""
         if self.cursor_type != "row" or self.fixed_columns or self._labelled_row_exists:
             return None
+        app = self.app
+        columns = self.ordered_columns
+        rest = (
+            self.show_cursor,
+            self._show_hover_cursor,
+            self.zebra_stripes,
+            self.show_header,
+            self.header_height,
+            tuple(column.get_render_width(self) for column in columns),
+            self.size.width,
+            base_style,
+            self._pseudo_class_state,
+            self.cursor_foreground_priority,
+            self.cursor_background_priority,
+            app.theme,
+            app.console.color_system,
+        )
+        return columns, self.cursor_coordinate.row, self.hover_coordinate.row, rest
+
+    def _line_key(self, y: int, x1: int, x2: int, base_style: Style) -> tuple[object, ...] | None:
+        """Everything line `y` is drawn from, or None where it is not shared."""
+        drawing = self._drawing
+        if drawing is None or drawing[3][7] is not base_style:  # a line drawn on its own
+            drawing = self._drawn_with(base_style)
+            if drawing is None:
+                return None
+        columns, cursor_row, hover_row, rest = drawing
         try:
             row_key, line = self._get_offsets(y)
         except LookupError:
             return None
-        columns = self.ordered_columns
         if row_key is self._header_row_key:
             index = -1
             cells = tuple(cell_key(column.label) for column in columns)
@@ -341,29 +374,7 @@ class SharedGrid(DataTable[Any]):
             index = found
             data = self._data[row_key]
             cells = tuple(cell_key(data.get(column.key)) for column in columns)
-        app = self.app
-        return (
-            cells,
-            line,
-            index,
-            self.cursor_coordinate.row == index,
-            self.hover_coordinate.row == index,
-            self.show_cursor,
-            self._show_hover_cursor,
-            self.zebra_stripes,
-            self.show_header,
-            self.header_height,
-            tuple(column.get_render_width(self) for column in columns),
-            self.size.width,
-            x1,
-            x2,
-            base_style,
-            self._pseudo_class_state,
-            self.cursor_foreground_priority,
-            self.cursor_background_priority,
-            app.theme,
-            app.console.color_system,
-        )
+        return (cells, line, index, cursor_row == index, hover_row == index, x1, x2, rest)
 
 
 class ChangedRows(Widget):
