@@ -22,7 +22,8 @@ figure that multiplies by the number of lobby screens in a server. Scenarios:
 * `dialog` — the create dialog opened, two choices made in its lists, closed (CPU per dialog,
   whole process, not only frames).
 
-`--profile` prints the top of a cProfile of the changes (cumulative). The server's own figures
+`--profile` prints the top of a cProfile of the changes (cumulative; `SORT=tottime` in the
+environment sorts otherwise, `CALLERS=regex` adds who called the functions it matches). The server's own figures
 come from `bench/bench_load.py` (real SSH, its own process); this one isolates the screens.
 """
 
