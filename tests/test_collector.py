@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import weakref
+from collections.abc import Iterator
 
 from perudo_ssh.collector import (
     FULL_EVERY_MAX,
@@ -61,52 +63,55 @@ def test_young_each_step_moved_aside_every_second_the_whole_heap_as_often_as_it_
     assert collector.full_every == FULL_EVERY_MAX
 
 
-def test_what_is_moved_aside_no_young_collection_walks_and_a_whole_one_frees() -> None:
-    """Python's own `gc.freeze`: a cycle moved aside outlives young collections (they no
-    longer walk it) and goes at the next whole collection."""
+class Node:
+    other: object = None
 
-    class Node:
-        other: object = None
 
-    collector = PacedCollector(middle_every=0.0, full_every=3600.0)
+def cycle() -> tuple[list[Node], weakref.ref[Node]]:
+    """Two nodes that hold each other, also held by the list returned (clear it to leave
+    them to the cycle alone), and a weak reference to one."""
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    return [a, b], weakref.ref(a)
+
+
+@contextlib.contextmanager
+def only_the_collector() -> Iterator[None]:
+    """No collection but the collector's meanwhile; after, nothing left moved aside."""
     was = gc.isenabled()
-    gc.disable()  # no collection but the collector's
+    gc.disable()
     try:
-        a, b = Node(), Node()
-        a.other, b.other = b, a
-        gone = weakref.ref(a)
-        assert collector.step() == 1  # a young collection (they live), then moved aside
-        assert gc.get_freeze_count() > 0
-        del a, b
-        assert collector.step() == 1
-        assert gone() is not None  # young ones do not see it
-        collector.full_every = 0.0
-        assert collector.step() == 2
-        assert gone() is None and gc.get_freeze_count() == 0
+        yield
     finally:
         gc.unfreeze()
         if was:
             gc.enable()
 
 
-def test_a_young_collection_frees_a_cycle_made_since_the_last() -> None:
-    class Node:
-        other: object = None
+def test_what_is_moved_aside_no_young_collection_walks_and_a_whole_one_frees() -> None:
+    """Python's own `gc.freeze`: a cycle moved aside outlives young collections (they no
+    longer walk it) and goes at the next whole collection."""
+    collector = PacedCollector(middle_every=0.0, full_every=3600.0)
+    with only_the_collector():
+        held, gone = cycle()
+        assert collector.step() == 1  # a young collection (they live), then moved aside
+        assert gc.get_freeze_count() > 0
+        held.clear()
+        assert collector.step() == 1
+        assert gone() is not None  # young ones do not see it
+        collector.full_every = 0.0
+        assert collector.step() == 2
+        assert gone() is None and gc.get_freeze_count() == 0
 
+
+def test_a_young_collection_frees_a_cycle_made_since_the_last() -> None:
     collector = PacedCollector()
-    was = gc.isenabled()
-    gc.disable()  # no collection but the collector's
-    try:
-        a, b = Node(), Node()
-        a.other, b.other = b, a
-        gone = weakref.ref(a)
-        del a, b
+    with only_the_collector():
+        held, gone = cycle()
+        held.clear()
         assert gone() is not None  # held by the cycle alone
         assert collector.step() == 0
         assert gone() is None
-    finally:
-        if was:
-            gc.enable()
 
 
 async def test_it_collects_on_the_running_loop_until_stopped() -> None:
