@@ -23,8 +23,9 @@ figure that multiplies by the number of lobby screens in a server. Scenarios:
   whole process, not only frames).
 
 `--profile` prints the top of a cProfile of the changes (cumulative; `SORT=tottime` in the
-environment sorts otherwise, `CALLERS=regex` adds who called the functions it matches). The server's own figures
-come from `bench/bench_load.py` (real SSH, its own process); this one isolates the screens.
+environment sorts otherwise, `CALLERS=regex` adds who called the functions it matches). The
+server's own figures come from `bench/bench_load.py` (real SSH, its own process); this one
+isolates the screens.
 """
 
 from __future__ import annotations

@@ -201,6 +201,17 @@ def install_shared_scrollbars() -> None:
     ScrollBar.render_lines = render_lines  # type: ignore[method-assign,assignment]
 
 
+class _Drawing(NamedTuple):
+    """What every line of one drawing of a `SharedGrid` is drawn from alike: its columns,
+    the rows of its cursor and of the mouse, its Rich style, and the rest of its look."""
+
+    columns: list[Any]
+    cursor_row: int
+    hover_row: int
+    base_style: Style
+    rest: tuple[object, ...]
+
+
 class SharedGrid(DataTable[Any]):
     """`DataTable` (row cursor) with one-row repaints and lines shared between apps.
 
@@ -209,7 +220,7 @@ class SharedGrid(DataTable[Any]):
     DataTable itself, uncached here."""
 
     _base_style: Style | None = None
-    _drawing: tuple[Any, ...] | None = None
+    _drawing: _Drawing | None = None
     """What every line of the drawing under way is drawn from (`_drawn_with`), or None."""
     _quiet_layout = False
 
@@ -328,9 +339,9 @@ class SharedGrid(DataTable[Any]):
         self._cell_render_cache.clear()
         self._row_renderable_cache.clear()
 
-    def _drawn_with(self, base_style: Style) -> tuple[Any, ...] | None:
-        """What every line of a drawing is drawn from alike, as `(columns, cursor row, hover
-        row, the rest)`, or None where lines are not shared (see the class)."""
+    def _drawn_with(self, base_style: Style) -> _Drawing | None:
+        """What every line of a drawing in `base_style` is drawn from alike, or None where
+        lines are not shared (see the class)."""
         if self.cursor_type != "row" or self.fixed_columns or self._labelled_row_exists:
             return None
         app = self.app
@@ -350,16 +361,18 @@ class SharedGrid(DataTable[Any]):
             app.theme,
             app.console.color_system,
         )
-        return columns, self.cursor_coordinate.row, self.hover_coordinate.row, rest
+        return _Drawing(
+            columns, self.cursor_coordinate.row, self.hover_coordinate.row, base_style, rest
+        )
 
     def _line_key(self, y: int, x1: int, x2: int, base_style: Style) -> tuple[object, ...] | None:
         """Everything line `y` is drawn from, or None where it is not shared."""
         drawing = self._drawing
-        if drawing is None or drawing[3][7] is not base_style:  # a line drawn on its own
+        if drawing is None or drawing.base_style is not base_style:  # a line on its own
             drawing = self._drawn_with(base_style)
             if drawing is None:
                 return None
-        columns, cursor_row, hover_row, rest = drawing
+        columns, cursor_row, hover_row, _, rest = drawing
         try:
             row_key, line = self._get_offsets(y)
         except LookupError:
