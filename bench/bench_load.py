@@ -173,6 +173,8 @@ class Stats:
     drops: int = 0
     storm_drops: int = 0
     watch_timeouts: int = 0
+    screens: list[str] = field(default_factory=list)
+    """Whole screens of players stuck (written to `stuck-screens.txt` with `--keep`)."""
 
     def error(self, who: str, what: str) -> None:
         self.errors.append(f"{who}: {what}"[:300])
@@ -767,6 +769,9 @@ class Client:
             await p.wait(lambda t: "Your turn" not in t or "Press Space" in t, 15, "move taken")
         except Stuck:
             self.stats.error(p.name, f"move {move} not taken: {p.last_lines()}")
+            self.stats.screens.append(
+                f"{time.monotonic():.2f} {p.name}: move {move} not taken\n{p.text}"
+            )
             p.send("\x15")  # ctrl+u: clear the input (text in the same write would be lost)
             await asyncio.sleep(0.3)
             p.send("dudo", "enter")
@@ -816,6 +821,7 @@ def client_main(
             "drops": s.drops,
             "storm_drops": s.storm_drops,
             "watch_timeouts": s.watch_timeouts,
+            "screens": s.screens,
             "gc": pauses,
         }
     )
@@ -1067,6 +1073,10 @@ def run_one(n: int, args) -> dict:
                 json.dumps({"window": [t_start, t_end], **raw, **cpu})
             )
         row["client_errors"] = errors
+        stuck = [screen for g in gathered for screen in g.get("screens", ())]
+        if stuck and args.keep:
+            (tmp / "stuck-screens.txt").write_text("\n\n".join(stuck))
+            errors.append(f"bench: the stuck players' screens are in {tmp / 'stuck-screens.txt'}")
         row["drops"] = drops
         row["storm_drops"] = storm_drops
         row["watch_timeouts"] = timeouts
