@@ -9,7 +9,7 @@ more, freeing almost none: 60-206 ms with the whole server standing still, and e
 second-generation one (every fifth) 230-460 ms — what the slowest actions were made of.
 
 `PacedCollector` collects by the clock instead: the young generation every `YOUNG_EVERY`
-(about 1 ms each at 300 sessions, 4 at most). What outlives a young collection is almost
+(about 1 ms each at 300 sessions, 8 at most). What outlives a young collection is almost
 never garbage of a cycle: at 300 sessions the young collections found nothing in a minute,
 and collecting the middle generation every 2 s found 0-574 objects a minute while each pass
 walked the 80,000 objects the young ones had left (rendered strips and segments, kept by

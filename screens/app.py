@@ -25,8 +25,8 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widget import MountError
-from textual.widgets._toast import Toast, ToastHolder, ToastRack
+from textual.widget import AwaitMount, MountError
+from textual.widgets._toast import ToastRack
 
 from perudo_ssh import protocol
 from perudo_ssh.i18n import LANGUAGE_NAMES, LANGUAGES, N_, Terms, Translator, next_language
@@ -458,29 +458,17 @@ class PerudoApp(App[str | None]):
         self.call_later(self._show_toasts, rack)
 
     async def _show_toasts(self, rack: ToastRack) -> None:
-        """`ToastRack.show(self._notifications)`, awaiting the mounts with drawing held."""
-        notifications = self._notifications
+        """Textual's `ToastRack.show(self._notifications)`, its new toasts' mounts awaited
+        with the app's drawing held."""
         with self.batch_update():
-            rack.display = bool(notifications)
-            for toast in rack.query(Toast):
-                if toast._notification not in notifications:
-                    toast.remove()
-            known = {child.id for child in rack.children}
-            new = [
-                notification
-                for notification in notifications
-                if ToastRack._toast_id(notification) not in known and not notification.has_expired
-            ]
-            if not new:
-                return
+            before = set(rack.children)
             try:
-                await rack.mount_all(
-                    ToastHolder(Toast(notification), id=ToastRack._toast_id(notification))
-                    for notification in new
-                )
+                rack.show(self._notifications)
             except MountError:  # the screen closed meanwhile: its toasts go with it
                 return
-            rack.call_later(rack.scroll_end, animate=False, force=True)
+            new = [child for child in rack.children if child not in before]
+            if new:
+                await AwaitMount(rack, new)
 
     def action_language(self) -> None:
         """The language key: English, French, Russian, and round again."""
