@@ -93,6 +93,7 @@ import argparse
 import asyncio
 import codecs
 import contextlib
+import gc
 import json
 import multiprocessing as mp
 import os
@@ -122,7 +123,6 @@ LAG_PERIOD = 0.01
 """Seconds a load process's lag probe sleeps between two looks at its own delay."""
 UNREAD_MAX = 1 << 16
 """Bytes of a session's output the load leaves unread while nobody watches its screen."""
-"""Seconds a load process's lag probe sleeps between two looks at its own delay."""
 WATCH_TIMEOUT = 30.0
 """Seconds a latency watch waits for its text before it counts as an error."""
 DEBUG = bool(os.environ.get("BENCH_LOAD_DEBUG"))
@@ -184,12 +184,21 @@ class Player:
     """One SSH session with a pyte screen."""
 
     def __init__(self, index: int, role: str, stats: Stats) -> None:
-        import pyte
-
         self.index = index
         self.name = f"p{index}"
         self.role = role  # "table", "bots", "lobby"
         self.stats = stats
+        self.conn = None
+        self.process = None
+        self.reader: asyncio.Task | None = None
+        self.in_lobby = False  # idle in the lobby, a fit watcher of lobby chat
+        self.key = None
+        self.reset()
+
+    def reset(self) -> None:
+        """A new terminal for the next connection (the first; a stormer's, after a drop)."""
+        import pyte
+
         self.screen = pyte.Screen(80, 24)
         self.stream = pyte.Stream(self.screen)
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -201,29 +210,6 @@ class Player:
         self.unread_bytes = 0
         self.changed = True
         self.watches: list[Watch] = []
-        self.conn = None
-        self.process = None
-        self.reader: asyncio.Task | None = None
-        self.closing = False
-        self.closed = False
-        self.in_lobby = False  # idle in the lobby, a fit watcher of lobby chat
-        self.key = None
-
-    def reset(self) -> None:
-        """A new terminal for the next connection (a stormer's, after a drop)."""
-        import pyte
-
-        self.screen = pyte.Screen(80, 24)
-        self.stream = pyte.Stream(self.screen)
-        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self.lines = [" " * self.screen.columns] * self.screen.lines
-        """The screen's lines as text, each read again only when pyte marks it changed."""
-        self.unread: list[bytes] = []
-        """Output not fed to the screen yet: fed at once while a latency watch is pending,
-        else when the screen is looked at (or `UNREAD_MAX` bytes wait)."""
-        self.unread_bytes = 0
-        self.changed = True
-        self.watches = []
         self.closing = self.closed = False
 
     # ---- the terminal ----
@@ -233,8 +219,7 @@ class Player:
 
         key = self.key = self.key or asyncssh.generate_private_key("ssh-ed25519")
         t0 = time.monotonic()
-        welcome = Watch(re.compile(rf"welcome, {re.escape(self.name)}(?![\w-])"), t0, kind)
-        self.watch(welcome.pattern, t0, kind, welcome)
+        welcome = self.watch(re.compile(rf"welcome, {re.escape(self.name)}(?![\w-])"), t0, kind)
         self.conn = await asyncio.wait_for(
             asyncssh.connect(
                 "127.0.0.1",
@@ -275,7 +260,7 @@ class Player:
                 self.unread_bytes += len(data)
                 self.changed = True
                 if self.watches or self.unread_bytes > UNREAD_MAX:
-                    self._feed()
+                    self.catch_up()
         except Exception as exc:  # noqa: BLE001
             if not self.closing:
                 self.stats.error(self.name, f"reader: {exc!r}")
@@ -289,12 +274,8 @@ class Player:
                 self.stats.drops += 1
 
     def catch_up(self) -> None:
-        """Feed the screen all the output read so far."""
-        self._feed()
-
-    def _feed(self) -> None:
-        """Feed the unread output to the screen; check the pending watches against the lines
-        it changed.
+        """Feed the output read so far to the screen; check the pending watches against the
+        lines it changed.
 
         A screen nobody watches is fed when it is looked at: the load's one core then
         reads first the output someone waits for (a fan-out of the server reaches many
@@ -325,13 +306,15 @@ class Player:
                 self.stats.samples[watch.kind].append((watch.t0, now - watch.t0))
         self.watches = [w for w in self.watches if not w.done]
 
-    def watch(self, pattern: re.Pattern, t0: float, kind: str, watch: Watch | None = None) -> None:
+    def watch(self, pattern: re.Pattern, t0: float, kind: str) -> Watch:
         """Look for `pattern` in what the screen shows from now on (a `kind` sample from
-        `t0`); what came before is fed first, so it cannot match (`Client._watch` feeds it
-        before it reads the clock)."""
+        `t0`; not on a closed screen); what came before is fed first, so it cannot match
+        (`Client._watch` feeds it before it reads the clock)."""
+        watch = Watch(pattern, t0, kind)
         if not self.closed:
-            self._feed()
-            self.watches.append(watch or Watch(pattern, t0, kind))
+            self.catch_up()
+            self.watches.append(watch)
+        return watch
 
     def expire_watches(self, now: float) -> None:
         keep = []
@@ -350,7 +333,7 @@ class Player:
 
     @property
     def text(self) -> str:
-        self._feed()
+        self.catch_up()
         # the lines kept as they change: pyte's `display` reads every cell each time (with
         # its width), and polling players read it four times a second (a fifth of the
         # load's CPU at 300 sessions, measured by py-spy)
@@ -380,8 +363,8 @@ class Player:
             await asyncio.sleep(POLL)
 
     def last_lines(self) -> str:
-        self._feed()
-        lines = [ln.strip() for ln in self.screen.display if ln.strip()]
+        self.catch_up()
+        lines = [ln.strip() for ln in self.lines if ln.strip()]
         return " | ".join(lines[:2] + lines[-3:])[:250]
 
     async def close(self) -> None:
@@ -789,6 +772,23 @@ class Client:
         await p.wait(lambda t: "Table chat · Esc closes" not in t, 15, "table chat closed")
 
 
+def collector_pauses() -> list[tuple[float, int, float]]:
+    """From now on, each pause of this process's garbage collector: (monotonic time at its
+    end, generation, seconds), in a list that grows as they come (`load gc`)."""
+    pauses: list[tuple[float, int, float]] = []
+    started = 0.0
+
+    def timed(phase: str, info: dict) -> None:
+        nonlocal started
+        if phase == "start":
+            started = time.perf_counter()
+        else:
+            pauses.append((time.monotonic(), info["generation"], time.perf_counter() - started))
+
+    gc.callbacks.append(timed)
+    return pauses
+
+
 def client_main(
     port, specs, ramp, offset, seed, ready, stop, results, pin, visit_every, chat_every
 ) -> None:
@@ -797,18 +797,7 @@ def client_main(
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {LOAD_CPU})
     client = Client(port, specs, ramp, offset, seed, visit_every, chat_every)
-    import gc
-
-    pauses = []
-    t = [0.0]
-
-    def cb(phase, info):
-        if phase == "start":
-            t[0] = time.perf_counter()
-        else:
-            pauses.append((time.monotonic(), info["generation"], time.perf_counter() - t[0]))
-
-    gc.callbacks.append(cb)
+    pauses = collector_pauses()
     try:
         asyncio.run(client.run(ready, stop))
     except Exception as exc:  # noqa: BLE001
