@@ -640,7 +640,22 @@ class Client:
         return int(TABLE_ID.match(text).group(1))
 
     async def _join(self, p: Player, table: int) -> None:
+        """Move the lobby's cursor to `table` and press Enter; again while not seated (the
+        list moves as tables are made and closed: Enter may land on another row)."""
         p.in_lobby = False
+        name = re.escape(p.name)
+        seated = re.compile(rf"{name} \(you\)|{name}(?![\w-]).*← you")
+        for attempt in range(5):
+            await self._cursor_to(p, table)
+            p.send("enter")
+            try:
+                await p.wait(lambda t: seated.search(t) is not None, 20, f"seat at table {table}")
+                return
+            except Stuck:
+                if attempt == 4 or TABLE_ID.match(p.text):
+                    raise  # at another table, or never seated
+
+    async def _cursor_to(self, p: Player, table: int) -> None:
         for _ in range(40):
             text = await p.wait(lambda t: LOBBY_DETAIL.search(t) is not None, 60, "lobby row")
             at = int(LOBBY_DETAIL.search(text).group(1))
@@ -659,10 +674,6 @@ class Client:
             p.changed = True
         else:
             raise Stuck(f"could not reach table {table} in the lobby list")
-        p.send("enter")
-        name = re.escape(p.name)
-        seated = re.compile(rf"{name} \(you\)|{name}(?![\w-]).*← you")
-        await p.wait(lambda t: seated.search(t) is not None, 60, f"seat at table {table}")
 
     # ---- playing ----
 
@@ -740,16 +751,28 @@ class Client:
         typed = "dudo" if move is None else f"{move[0]}x{move[1]}"
         p.send(typed)  # the input opens empty
         await p.wait(lambda t: typed in t, 15, "bid typed")
-        if move is not None and group is not None:
+        shown = None  # how the bid shows once taken: the current bid, or its line in the list
+        if move is not None:
             bid = f"{move[0]}×{move[1]}"
             name = re.escape(p.name)
-            pattern = re.compile(
+            shown = re.compile(
                 rf"Current bid: {bid} by {name}(?![\w-])|(?<![\w-]){name} +{bid}(?!\d)"
             )
-            self._watch([q for q in group if q is not p], pattern, "bid")
+            if group is not None:
+                self._watch([q for q in group if q is not p], shown, "bid")
         p.send("enter")
-        try:  # the move is taken when it is no longer our turn (or a reveal shows)
-            await p.wait(lambda t: "Your turn" not in t or "Press Space" in t, 15, "move taken")
+        try:  # the move is taken when it is no longer our turn, a reveal shows, or the bid
+            # is in this round's list (a bot may answer before the player's screen is read:
+            # then it is our turn again at once)
+            await p.wait(
+                lambda t: (
+                    "Your turn" not in t
+                    or "Press Space" in t
+                    or (shown is not None and shown.search(t) is not None)
+                ),
+                15,
+                "move taken",
+            )
         except Stuck:
             self.stats.error(p.name, f"move {move} not taken: {p.last_lines()}")
             self.stats.screens.append(
