@@ -16,6 +16,7 @@ from typing import Literal
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
@@ -25,7 +26,7 @@ from perudo_ssh import protocol
 from perudo_ssh.chat import HISTORY, MAX_CHAT_LENGTH, clean_chat
 from perudo_ssh.i18n import N_, Translator
 from screens.messages import Send
-from screens.shared import QuietInput, SharedLines
+from screens.shared import SHARED_CACHES, QuietInput, SharedLines
 from screens.widgets import app_tr
 from screens.wording import marked
 
@@ -44,12 +45,15 @@ class ChatLog:
 
     def __init__(self) -> None:
         self._lines: dict[int, protocol.ChatLine] = {}  # by id, in id order
+        self._shown: tuple[protocol.ChatLine, ...] | None = ()  # the lines, made when asked
         self.table: int | None = None
 
     @property
-    def lines(self) -> list[protocol.ChatLine]:
-        """The lines, oldest first."""
-        return list(self._lines.values())
+    def lines(self) -> tuple[protocol.ChatLine, ...]:
+        """The lines, oldest first: the same tuple until the log changes."""
+        if self._shown is None:
+            self._shown = tuple(self._lines.values())
+        return self._shown
 
     def add(self, lines: Iterable[protocol.ChatLine]) -> list[protocol.ChatLine]:
         """Add the lines not here yet (a line of another table first empties the log); returns
@@ -65,11 +69,13 @@ class ChatLog:
         if added:
             kept = sorted(self._lines)[-HISTORY:]
             self._lines = {i: self._lines[i] for i in kept}
+            self._shown = None
         return added
 
     def clear(self) -> None:
         """Forget every line (the player left the table)."""
         self._lines.clear()
+        self._shown = ()
         self.table = None
 
 
@@ -152,6 +158,18 @@ class ChatInput(QuietInput):
         self.post_message(ChatPane.Done())
 
 
+WRAPPED_LINES: LRUCache[tuple[protocol.ChatLine, int], list[Content]] = LRUCache(2048)
+"""Each chat line's rows at a width, for every chat pane of the process: a lobby line is
+wrapped once, not once in each lobby screen (issue 10). A line is a frozen struct, shared as
+decoded (`protocol.decode_event`), so it is its own key; oldest dropped first."""
+
+CHAT_VIEWS: LRUCache[tuple[object, ...], Content] = LRUCache(128)
+"""What a chat pane shows, by its size, how far it is scrolled back and its lines: every
+lobby screen at the same size shows the same rows, worked out once (issue 10: a lobby chat
+line cost each lobby screen its own wrapping and join, a third of its frame)."""
+SHARED_CACHES.extend((WRAPPED_LINES, CHAT_VIEWS))
+
+
 class ChatLines(SharedLines, Widget):
     """The chat lines of a pane, newest at the bottom, wrapped to the width (issue 10).
 
@@ -173,7 +191,6 @@ class ChatLines(SharedLines, Widget):
         super().__init__(classes=classes)
         self.scrolled_back = 0
         self._lines: tuple[protocol.ChatLine, ...] = ()
-        self._wrapped: dict[int, tuple[int, list[Content]]] = {}  # line id -> (width, rows)
         self._rendered: tuple[tuple[object, ...], Content] | None = None  # last render, by
         # what it was drawn from (a frame renders the pane again whenever it draws it)
 
@@ -186,9 +203,6 @@ class ChatLines(SharedLines, Widget):
             new = [line for line in lines if line.id not in known]
             self.scrolled_back += sum(len(self._rows(line, width)) for line in new)
         self._lines = lines
-        ids = {line.id for line in lines}
-        for gone in [i for i in self._wrapped if i not in ids]:
-            del self._wrapped[gone]
         self._clamp()
         self.refresh()
 
@@ -196,12 +210,12 @@ class ChatLines(SharedLines, Widget):
         return max(1, self.content_region.width)
 
     def _rows(self, line: protocol.ChatLine, width: int) -> list[Content]:
-        """`line` as drawn at `width`: its rows, wrapped (cached per line and width)."""
-        cached = self._wrapped.get(line.id)
-        if cached is None or cached[0] != width:
-            cached = (width, line_content(line).wrap(width))
-            self._wrapped[line.id] = cached
-        return cached[1]
+        """`line` as drawn at `width`: its rows, wrapped (`WRAPPED_LINES`)."""
+        key = (line, width)
+        rows = WRAPPED_LINES.get(key)
+        if rows is None:
+            rows = WRAPPED_LINES[key] = line_content(line).wrap(width)
+        return rows
 
     def _view(self, width: int, height: int) -> list[Content]:
         """The rows in sight: `height` rows ending `scrolled_back` rows before the newest."""
@@ -230,7 +244,10 @@ class ChatLines(SharedLines, Widget):
         drawn_from = (width, height, self.scrolled_back, self._lines)
         kept = self._rendered
         if kept is None or kept[0] != drawn_from:  # the same lines, size and scroll: the same
-            kept = self._rendered = (drawn_from, Content("\n").join(self._view(width, height)))
+            view = CHAT_VIEWS.get(drawn_from)
+            if view is None:
+                view = CHAT_VIEWS[drawn_from] = Content("\n").join(self._view(width, height))
+            kept = self._rendered = (drawn_from, view)
         return kept[1]
 
     def on_resize(self) -> None:
@@ -276,7 +293,7 @@ class ChatPane(Widget):
     def __init__(self, scope: Scope, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.scope: Scope = scope
-        self._drawn: tuple[int, ...] = ()
+        self._drawn: tuple[protocol.ChatLine, ...] = ()
         self._live = False  # its lines and input are mounted: draw at once
         self._lines: ChatLines | None = None
 
@@ -329,11 +346,11 @@ class ChatPane(Widget):
         if not self._live or self._lines is None:
             return
         log = self._log()
-        drawn = tuple(line.id for line in log.lines) if log is not None else ()
-        if drawn == self._drawn and drawn:
+        drawn = log.lines if log is not None else ()
+        if drawn is self._drawn and drawn:
             return
         self._drawn = drawn
-        self._lines.show(log.lines if log is not None else ())
+        self._lines.show(drawn)
 
     def retranslate(self) -> None:
         """Write the pane's own words in the app's current language."""

@@ -12,7 +12,9 @@ from functools import lru_cache
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import CellDoesNotExist
@@ -30,7 +32,7 @@ from screens.messages import Send
 from screens.mounting import composed
 from screens.profile import ProfileScreen
 from screens.quickplay import QuickPlayDialog
-from screens.shared import SharedGrid, SharedLines
+from screens.shared import SHARED_CACHES, SharedGrid, SharedLines
 from screens.tableview import status_word
 from screens.widgets import DrawnTexts
 from screens.wording import duration, marked
@@ -115,6 +117,13 @@ def table_detail(table: protocol.TableSummary, tr: Translator | None = None) -> 
         line.append(" · ")
         line.append(away, style="bold")
     return line
+
+
+ONLINE_COLUMNS: LRUCache[tuple[object, ...], Content] = LRUCache(64)
+"""The online column's content, by language, names, ratings, bot accounts and size: every
+lobby screen of the process shows the same on each arrival or departure, made once (issue 10).
+The names are the lobby list's tuple as decoded, shared by every session."""
+SHARED_CACHES.append(ONLINE_COLUMNS)
 
 
 class OnlineColumn(SharedLines, Static):
@@ -270,8 +279,11 @@ class LobbyScreen(Screen[None]):
         drawn = self._tables
         for summary in tables:
             seen.add(summary.id)
-            if summary.id in self._rows and drawn.get(summary.id) == summary:
-                continue  # this table's row shows it as it is (most of every LobbyState)
+            if summary.id in self._rows and (
+                (shown := drawn.get(summary.id)) is summary or shown == summary
+            ):
+                continue  # this table's row shows it as it is (most of every LobbyState,
+                # the same objects as decoded: `protocol.decode_event`)
             row = table_row(summary, self.tr)
             old = self._rows.get(summary.id)
             if old is None:
@@ -291,10 +303,18 @@ class LobbyScreen(Screen[None]):
         scroll: drawing all of a thousand names on every arrival would cost each lobby screen
         for nothing; `MAX_ONLINE_LINES` before its size is known). Drawn again on resize.
         Each name has its rating at the right where the column has room (`online_line`); a
-        bot account's is marked (`BOT robo`)."""
+        bot account's is marked (`BOT robo`). Made once for the lobby screens of the process
+        that show the same names at the same size in the same language (`ONLINE_COLUMNS`)."""
         column = self.query_one("#online", Static).content_region
         rows = column.height or MAX_ONLINE_LINES + 1
         width = column.width or NAME_WIDTH - 1
+        key = (self.tr, self._online, self._ratings, self._programs, rows, width)
+        online = ONLINE_COLUMNS.get(key)
+        if online is None:
+            online = ONLINE_COLUMNS[key] = self._online_column(rows, width)
+        self._drawn.put("#online", online)
+
+    def _online_column(self, rows: int, width: int) -> Content:
         online = Text(self.tr._("Online ({count})", count=len(self._online)) + "\n", style="bold")
         shown = self._online[: min(rows - 1, MAX_ONLINE_LINES)]
         ratings = self._ratings if len(self._ratings) == len(self._online) else ()
@@ -305,7 +325,7 @@ class LobbyScreen(Screen[None]):
             for i, name in enumerate(shown)
         ]
         online.append("\n".join(lines), style="")
-        self._drawn.put("#online", online)
+        return Content.from_rich_text(online, console=self.app.console)
 
     # ---- actions -------------------------------------------------------------------------
 

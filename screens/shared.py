@@ -7,8 +7,13 @@ draw such a widget once for the process and hand every other screen the same `St
 * `SharedLines`, a mixin for a widget whose `render()` is its whole content (a `Static`, the
   chat lines): its rendered lines are kept by content, size and style (`SHARED_RENDERS`), and
   as a Strip keeps its own cuts and terminal sequences, those too are made once;
-* `SharedGrid`, a DataTable whose lines are kept by row (`SHARED_LINES`), and whose cell
-  updates repaint one row.
+* `SharedGrid`, a DataTable whose lines are kept by row (`SHARED_LINES`), and styled as its
+  screens send them (`SHARED_GRID_LINES`), and whose cell updates repaint one row.
+
+What is drawn from shared content is shared further up: a chat pane's rows are worked out once
+(`screens.chat.CHAT_VIEWS`), the online column once (`screens.lobby.ONLINE_COLUMNS`), so every
+screen gets the same content object and `SharedLines` reads its text once (`DRAWN_FROM`).
+Every such cache is bounded and listed in `SHARED_CACHES`.
 
 A Strip is immutable, so sharing one is safe; each key holds everything its lines are drawn
 from, so a screen that differs in any of it (its language, its theme, its terminal's colours,
@@ -29,6 +34,7 @@ keeps DataTable's look, keys, events and API, and changes two things:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple, Self, cast
 
@@ -42,7 +48,7 @@ from textual._context import visible_screen_stack
 from textual.cache import LRUCache
 from textual.color import Color
 from textual.content import Content
-from textual.geometry import Region, Size
+from textual.geometry import Region, Size, Spacing
 from textual.reactive import Reactive
 from textual.renderables.background_screen import BackgroundScreen
 from textual.screen import Screen
@@ -52,6 +58,8 @@ from textual.visual import Visual, visualize
 from textual.widget import Widget, _RenderCache
 from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import CellDoesNotExist, CellKey, ColumnKey, RowKey
+
+NO_GUTTER = Spacing(0, 0, 0, 0)
 
 SHARED_RENDERS: LRUCache[tuple[object, ...], list[Strip]] = LRUCache(256)
 """Whole renders of `SharedLines` widgets, by what they are drawn from. A render is worth
@@ -65,6 +73,23 @@ seat's marks, so of the six drawing a bid's rows one draws each and the others r
 SHARED_LINES: LRUCache[tuple[object, ...], Strip] = LRUCache(2048)
 """Lines drawn by any `SharedGrid` of the process, by what they are drawn from (a screen
 of lines for each lobby state, size and language shown; oldest dropped first)."""
+SHARED_GRID_LINES: LRUCache[tuple[object, ...], Strip] = LRUCache(2048)
+"""Lines of a `SharedGrid` as its screens send them (its style and background applied and
+cropped, by Textual's `StylesCache`), by the line's key, the crop's columns, the widget's
+size and look: a table made or closed moves every row below it, and every lobby screen
+styled those lines one by one, though only the line of its own cursor differs (issue 10)."""
+
+_TOKENS: LRUCache[object, int] = LRUCache(1024)
+_next_token = itertools.count()
+
+
+def token(value: object) -> int:
+    """A small number standing for the hashable `value` in keys, the same while kept (the
+    last 1,024 values): a key holding it hashes an int, not `value`'s nested tuples again."""
+    number = _TOKENS.get(value)
+    if number is None:
+        number = _TOKENS[value] = next(_next_token)
+    return number
 
 
 def cell_key(value: object) -> object:
@@ -122,6 +147,46 @@ def widget_look(widget: Widget) -> tuple[tuple[Color, Color], tuple[object, ...]
     return look
 
 
+class _DrawnFrom(tuple[object, ...]):
+    """What a content is drawn from (its text and spans), hashed once: the key of its lines
+    is looked up by every screen that draws it, and a tuple hashes its spans each time."""
+
+    _hash: int
+
+    def __new__(cls, plain: str, spans: tuple[object, ...]) -> Self:
+        drawn = super().__new__(cls, (plain, spans))
+        drawn._hash = tuple.__hash__(drawn)
+        return drawn
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+DRAWN_FROM: LRUCache[int, tuple[object, _DrawnFrom]] = LRUCache(256)
+"""The text and spans of contents drawn by `SharedLines` widgets, by the content's `id` (kept
+beside it, so the `id` is not reused while kept): a content shown by many screens at once (a
+chat pane's rows, `screens.chat.CHAT_VIEWS`) is read once, not once per screen."""
+
+
+SHARED_CACHES: list[LRUCache[Any, Any]] = [
+    SHARED_RENDERS,
+    SHARED_ROWS,
+    SHARED_LINES,
+    SHARED_GRID_LINES,
+    DRAWN_FROM,
+    _TOKENS,
+]
+"""Every process-wide cache of what screens draw alike (other modules add theirs): each is
+bounded; `forget_shared` empties them all."""
+
+
+def forget_shared() -> None:
+    """Empty every cache of `SHARED_CACHES` (a measure of what the server holds besides
+    them; what was drawn is drawn again when next asked)."""
+    for cache in SHARED_CACHES:
+        cache.clear()
+
+
 class SharedLines(Widget):
     """Mixin (before the widget class): the widget's rendered lines are shared by every app
     of the process that draws the same content at the same size in the same style.
@@ -141,15 +206,16 @@ class SharedLines(Widget):
             return super().render_lines(crop)
         rendered = self.render()
         kept = self._perudo_drawn_from
-        if kept is not None and kept[0] is rendered:
-            drawn_from = kept[1]
-        else:
-            content = Content(rendered) if isinstance(rendered, str) else rendered
-            if not isinstance(content, Content):
-                return super().render_lines(crop)
-            drawn_from = (content.plain, tuple(content.spans))
-            self._perudo_drawn_from = (rendered, drawn_from)
-        return shared_lines(self, drawn_from, crop, super().render_lines)
+        if kept is None or kept[0] is not rendered:
+            kept = DRAWN_FROM.get(id(rendered))
+            if kept is None or kept[0] is not rendered:
+                content = Content(rendered) if isinstance(rendered, str) else rendered
+                if not isinstance(content, Content):
+                    return super().render_lines(crop)
+                kept = (rendered, _DrawnFrom(content.plain, tuple(content.spans)))
+                DRAWN_FROM[id(rendered)] = kept
+            self._perudo_drawn_from = kept
+        return shared_lines(self, kept[1], crop, super().render_lines)
 
 
 def shared_lines(
@@ -206,10 +272,12 @@ class _Drawing(NamedTuple):
     the rows of its cursor and of the mouse, its Rich style, and the rest of its look."""
 
     columns: list[Any]
+    column_keys: tuple[object, ...]
     cursor_row: int
     hover_row: int
     base_style: Style
-    rest: tuple[object, ...]
+    rest: int
+    """The rest of its look, as a `token`."""
 
 
 class SharedGrid(DataTable[Any]):
@@ -223,6 +291,13 @@ class SharedGrid(DataTable[Any]):
     _drawing: _Drawing | None = None
     """What every line of the drawing under way is drawn from (`_drawn_with`), or None."""
     _quiet_layout = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._row_cells: dict[RowKey, tuple[dict[Any, Any], tuple[object, ...], tuple[object, ...]]]
+        self._row_cells = {}
+        """Each row's cells as `cell_key`s: (the row's data, the column keys, the keys), kept
+        until the row's data or the columns change (`_cells`)."""
 
     virtual_size = Reactive(Size(0, 0), layout=False)
     """As Widget's, but a change lays out the screen only when it shows or hides a scrollbar
@@ -252,14 +327,6 @@ class SharedGrid(DataTable[Any]):
             recompose=recompose,
         )
 
-    def remove_row(self, row_key: RowKey | str) -> None:
-        """As DataTable's, without its layout of the whole screen (see `virtual_size`)."""
-        self._quiet_layout = True
-        try:
-            super().remove_row(row_key)
-        finally:
-            self._quiet_layout = False
-
     def update_cell(
         self,
         row_key: RowKey | str,
@@ -279,6 +346,7 @@ class SharedGrid(DataTable[Any]):
                 f"No cell exists for row_key={row_key!r}, column_key={column_key!r}."
             )
         self._data[row_key][column_key] = value
+        self._row_cells.pop(row_key, None)
         self._update_count += 1  # DataTable's own caches: a miss below draws afresh
         if update_width:
             self._updated_cells.add(CellKey(row_key, column_key))
@@ -292,13 +360,50 @@ class SharedGrid(DataTable[Any]):
         alike (`_drawn_with`), worked out once for all the lines (DataTable asks for the style
         again on every line: a walk up the DOM each time; the key's ~15 reactive attributes
         read per line were a third of a lobby screen's frame when a table came or went)."""
+        # as DataTable.render_lines does, and before the keys are made of it (they were made
+        # of the state of the drawing before, and a focused list's lines kept as unfocused)
+        self._pseudo_class_state = self.get_pseudo_class_state()
         self._base_style = self.rich_style
         self._drawing = self._drawn_with(self._base_style)
         try:
-            return super().render_lines(crop)
+            keys = self._crop_keys(crop)
+            if keys is None:
+                return super().render_lines(crop)
+            look = token((crop.x, crop.width, self.region.size, *widget_look(self)))
+            found = [SHARED_GRID_LINES.get((key, look)) for key in keys]
+            missing = [i for i, strip in enumerate(found) if strip is None]
+            if missing:  # drawn at once from the first line missing to the last
+                first, last = missing[0], missing[-1]
+                drawn = super().render_lines(
+                    Region(crop.x, crop.y + first, crop.width, last - first + 1)
+                )
+                for i, strip in enumerate(drawn, first):
+                    found[i] = SHARED_GRID_LINES[keys[i], look] = strip
+            return cast("list[Strip]", found)
         finally:
             self._base_style = None
             self._drawing = None
+
+    def _crop_keys(self, crop: Region) -> tuple[object, ...] | None:
+        """The keys (`_line_key`) of the lines within `crop` as `render_line` draws them, or
+        None where one is not shared or the widget has a border, padding or outline (its
+        lines would not be its rows alone)."""
+        base_style = self._base_style
+        if base_style is None or self._drawing is None or self.fixed_rows:
+            return None
+        styles = self.styles
+        if styles.gutter != NO_GUTTER or any(edge for edge, _ in styles.outline):
+            return None
+        scroll_x, scroll_y = self.scroll_offset
+        x2 = scroll_x + self.size.width
+        first_row = self.header_height if self.show_header else 0
+        keys = []
+        for y in range(crop.y, crop.bottom):
+            key = self._line_key(y + scroll_y if y >= first_row else y, scroll_x, x2, base_style)
+            if key is None:
+                return None
+            keys.append(key)
+        return tuple(keys)
 
     def render_line(self, y: int) -> Strip:
         """Line `y` of the widget (header, then rows below the scroll), as DataTable draws it."""
@@ -362,8 +467,41 @@ class SharedGrid(DataTable[Any]):
             app.console.color_system,
         )
         return _Drawing(
-            columns, self.cursor_coordinate.row, self.hover_coordinate.row, base_style, rest
+            columns,
+            tuple(column.key for column in columns),
+            self.cursor_coordinate.row,
+            self.hover_coordinate.row,
+            base_style,
+            token(rest),
         )
+
+    def _cells(
+        self, row_key: RowKey, column_keys: tuple[object, ...], columns: list[Any]
+    ) -> tuple[object, ...]:
+        """Row `row_key`'s cells as `cell_key`s, in `columns` order: kept while the row's
+        data is the same dict (a row removed and added again is a new one) and the columns
+        the same; `update_cell` forgets its row's."""
+        data = self._data[row_key]
+        kept = self._row_cells.get(row_key)
+        if kept is not None and kept[0] is data and kept[1] == column_keys:
+            return kept[2]
+        cells = tuple(cell_key(data.get(column.key)) for column in columns)
+        self._row_cells[row_key] = (data, column_keys, cells)
+        return cells
+
+    def remove_row(self, row_key: RowKey | str) -> None:
+        """As DataTable's, without its layout of the whole screen (see `virtual_size`)."""
+        self._quiet_layout = True
+        try:
+            super().remove_row(row_key)
+        finally:
+            self._quiet_layout = False
+        self._row_cells.pop(RowKey(row_key) if isinstance(row_key, str) else row_key, None)
+
+    def clear(self, columns: bool = False) -> Self:
+        """As DataTable's; the kept cells go too."""
+        self._row_cells.clear()
+        return super().clear(columns)
 
     def _line_key(self, y: int, x1: int, x2: int, base_style: Style) -> tuple[object, ...] | None:
         """Everything line `y` is drawn from, or None where it is not shared."""
@@ -372,11 +510,11 @@ class SharedGrid(DataTable[Any]):
             drawing = self._drawn_with(base_style)
             if drawing is None:
                 return None
-        columns, cursor_row, hover_row, _, rest = drawing
+        columns, _, cursor_row, hover_row, _, rest = drawing
         try:
             row_key, line = self._get_offsets(y)
-        except LookupError:
-            return None
+        except LookupError:  # below the rows: DataTable draws a blank line
+            return ("blank", rest)
         if row_key is self._header_row_key:
             index = -1
             cells = tuple(cell_key(column.label) for column in columns)
@@ -385,8 +523,7 @@ class SharedGrid(DataTable[Any]):
             if found is None or self.rows[row_key].height != 1:
                 return None
             index = found
-            data = self._data[row_key]
-            cells = tuple(cell_key(data.get(column.key)) for column in columns)
+            cells = self._cells(row_key, drawing.column_keys, columns)
         return (cells, line, index, cursor_row == index, hover_row == index, x1, x2, rest)
 
 

@@ -41,7 +41,7 @@ from typing import Any
 import asyncssh
 import pytest
 
-from screens.shared import SHARED_LINES, SHARED_RENDERS
+from screens.shared import SHARED_CACHES, forget_shared
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -292,9 +292,8 @@ def clear_memos() -> int:
         memo.cache_clear()
     # and the renders the lobby screens share (bounded too: screens.shared), which keep the
     # lines of the last few hundred lobby states drawn
-    SHARED_RENDERS.clear()
-    SHARED_LINES.clear()
-    return len(memos) + 2
+    forget_shared()
+    return len(memos) + len(SHARED_CACHES)
 
 
 @dataclass

@@ -109,6 +109,21 @@ async def test_footer_follows_the_language() -> None:
         await wait_until(pilot, lambda: "c Créer une table" in screen_text(app))
 
 
+async def test_lobby_screens_alike_share_their_chat_rows_until_one_scrolls_back() -> None:
+    history = tuple(line(i, f"line {i}") for i in range(1, 31))
+    arrived = (lobby_state(), P.ChatHistory(scope="lobby", lines=history))
+    apps = [lobby_app(P.Welcome(name=name), *arrived) for name in ("ana", "ben")]
+    async with apps[0].run_test(size=SIZE) as one, apps[1].run_test(size=SIZE) as two:
+        for pilot, app in ((one, apps[0]), (two, apps[1])):
+            await wait_until(pilot, lambda app=app: "ben: line 30" in screen_text(app))
+        chats = [app.screen.query_one(ChatLines) for app in apps]
+        assert chats[0].render() is chats[1].render()  # worked out once for both
+        wheel(chats[1], up=True)
+        await wait_until(two, lambda: "ben: line 30" not in screen_text(apps[1]))
+        assert chats[0].render() is not chats[1].render()
+        assert "ben: line 30" in screen_text(apps[0])
+
+
 async def test_chat_lines_show_the_newest_and_scroll_back_with_the_wheel() -> None:
     session = FakeSession()
     app = make_app(session)
@@ -337,16 +352,26 @@ async def test_lobby_screens_alike_share_their_drawn_lines_and_others_draw_their
             def lines(grid: SharedGrid) -> list[object]:
                 return [grid.render_line(y) for y in range(grid.size.height)]
 
+            def sent(grid: SharedGrid) -> list[object]:  # styled, as the screen sends them
+                return grid.render_lines(grid.size.region)
+
             mine, his, hers = (lines(grid) for grid in grids)
             assert all(a is b for a, b in zip(mine, his, strict=True))  # drawn once
             assert mine[0] is not hers[0]  # French headings: her own
+            assert all(a is b for a, b in zip(sent(grids[0]), sent(grids[1]), strict=True))
             online = [column.render_lines(column.size.region) for column in onlines]
             assert online[0] is online[1] and online[2] is not online[0]
+            assert onlines[0].render() is onlines[1].render()  # one content, made once
             await two.press("down")  # ben's cursor on the second row: his rows 1-2 differ
             await two.pause()
             mine, his = lines(grids[0]), lines(grids[1])
             assert mine[0] is his[0] and mine[3] is his[3]  # the heading, an untouched row
             assert mine[1] is not his[1] and mine[2] is not his[2]
+            mine, his = sent(grids[0]), sent(grids[1])
+            assert [a is b for a, b in zip(mine, his, strict=True)][:5] == [
+                True, False, False, True, True
+            ]  # fmt: skip
+            assert [line.text for line in mine] == [line.text for line in lines(grids[0])]
 
 
 async def test_lobby_lists_keep_no_dead_drawings_and_share_their_cells() -> None:
@@ -515,6 +540,19 @@ def test_one_broadcast_is_decoded_once_per_process_and_kept_a_while() -> None:
         P.decode_event(b"\xc1")  # never a valid msgpack byte
     with pytest.raises(msgspec.ValidationError):
         P.decode_event(P.encode(P.Say(text="a command, not an event")))
+
+
+def test_a_table_line_unchanged_from_one_lobby_list_to_the_next_is_the_same_object() -> None:
+    """Each lobby list is decoded afresh; its lines already decoded in an earlier list are
+    those objects, so a lobby screen tells what it shows by identity."""
+    one, two = summary(1), summary(2, name="two's table")
+    first = P.decode_event(P.encode(P.LobbyState(tables=(one, two), online=("ana",))))
+    moved = summary(2, name="two's table", free=1)  # a seat taken at table 2
+    later = P.decode_event(P.encode(P.LobbyState(tables=(one, moved), online=("ana", "ben"))))
+    assert isinstance(first, P.LobbyState) and isinstance(later, P.LobbyState)
+    assert later.tables == (one, moved)
+    assert later.tables[0] is first.tables[0]
+    assert later.tables[1] is not first.tables[1] and first.tables[1] == two
 
 
 async def test_the_table_list_grows_and_shrinks_without_a_layout_and_shows_it_exactly() -> None:
