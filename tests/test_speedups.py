@@ -226,3 +226,41 @@ async def test_a_refresh_reaches_the_screen_without_prompting_the_widget() -> No
         below = app.query_one("#below")
         assert below.region.y == 3  # moved down by the layout
         assert prompts == []
+
+
+async def test_a_frame_s_bytes_are_textual_s() -> None:
+    """`render_segments`: the bytes of partial updates (whole widgets, regions cutting
+    through them, several lines) are those Textual's own writes."""
+    from textual.app import App as TextualApp
+    from textual.geometry import Region
+    from textual.widgets import Static
+
+    class Three(TextualApp[None]):
+        CSS = "#left { width: 12; } Horizontal { height: 3; }"
+
+        def compose(self) -> ComposeResult:
+            from textual.containers import Horizontal
+
+            with Horizontal():
+                yield Static("left [b]bold[/b]\nsecond", id="left")
+                yield Static("[reverse]right side[/reverse] of it\nmore", id="right")
+            yield Button("press")
+
+    app = Three()
+    async with app.run_test(size=(40, 8)) as pilot:
+        await pilot.pause()
+        compositor = app.screen._compositor
+        console = app.console
+        regions = [
+            [Region(0, 0, 40, 8)],
+            [Region(3, 1, 20, 1)],
+            [Region(10, 0, 6, 3), Region(0, 4, 40, 2)],
+            [Region(39, 7, 1, 1)],
+        ]
+        for dirty in regions:
+            compositor._dirty_regions.update(dirty)
+            update = compositor.render_partial_update()
+            assert update is not None
+            ours = speedups.render_segments(update, console)
+            assert ours == speedups._textual_render_segments(update, console)
+            assert "\x1b[" in ours

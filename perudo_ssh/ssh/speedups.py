@@ -25,6 +25,11 @@ for nothing else. `refresh_directly` posts the screen those messages at once, in
 the refreshes are asked for, when nothing else is pending on the widget (a restyle, a
 scroll, an idle handler of its own: those go Textual's way).
 
+And the bytes of a frame are joined with the cursor moves written as strings. Textual's
+`ChopsUpdate.render_segments` made a Rich `Control` (a segment, a tuple, a lambda call) for
+each piece of each line sent, only to read its text: ~2 % of a loaded server (issue 10);
+`cursor_move` keeps each position's sequence.
+
 All are installed once per process, by `install_speedups` (from
 `isolation.install_drawing_savers`); behaviour is Textual's.
 """
@@ -32,14 +37,16 @@ All are installed once per process, by `install_speedups` (from
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from functools import partial
+from functools import lru_cache, partial
 from types import FunctionType, MethodType
 from typing import Any
 
 import textual._callback
 import textual.reactive
 from rich.color import Color as RichColor
+from rich.console import Console
 from rich.style import Style
+from textual._compositor import ChopsUpdate
 from textual.css.match import match
 from textual.dom import NoScreen
 from textual.filter import ANSIToTruecolor
@@ -230,8 +237,42 @@ def refresh_directly(
     return self
 
 
+_textual_render_segments = ChopsUpdate.render_segments
+"""Textual's own, as it was before `install_speedups` (the tests compare with it)."""
+
+
+@lru_cache(maxsize=4096)
+def cursor_move(x: int, y: int) -> str:
+    """The terminal sequence moving the cursor to column `x`, row `y` (0-based), as Rich's
+    `Control.move_to(x, y)` writes it."""
+    return f"\x1b[{y + 1};{x + 1}H"
+
+
+def render_segments(self: ChopsUpdate, console: Console) -> str:
+    """`ChopsUpdate.render_segments` (Textual 8.2), the cursor moves from `cursor_move`: the
+    update as the terminal's bytes (a string of text and escape sequences)."""
+    sequences: list[str] = []
+    append = sequences.append
+    chops = self.chops
+    chop_ends = self.chop_ends
+    last_y = self.spans[-1][0]
+    for y, x1, x2 in self.spans:
+        line = chops[y]
+        ends = chop_ends[y]
+        for end, (x, strip) in zip(ends, line.items(), strict=False):  # as Textual
+            if strip is None or x > x2 or end <= x1:
+                continue
+            if not (x2 > x >= x1 and end <= x2):
+                strip = strip.crop(0, min(end, x2) - x)
+            append(cursor_move(x, y))
+            append(strip.render(console))
+        if y != last_y:
+            append("\n")
+    return "".join(sequences)
+
+
 def install_speedups() -> None:
-    """Install the four (see the module docstring); idempotent."""
+    """Install the five (see the module docstring); idempotent."""
     if getattr(MessagePump._get_dispatch_methods, "perudo_planned", False):
         return
     Widget.refresh = refresh_directly  # type: ignore[method-assign,assignment]
@@ -252,3 +293,4 @@ def install_speedups() -> None:
     _MessagePumpMeta.__setattr__ = setattr_forgetting  # type: ignore[method-assign,assignment]
     _MessagePumpMeta.__delattr__ = delattr_forgetting  # type: ignore[method-assign,assignment]
     ANSIToTruecolor.truecolor_style = _truecolor_style  # type: ignore[method-assign,assignment]
+    ChopsUpdate.render_segments = render_segments  # type: ignore[method-assign]
