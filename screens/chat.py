@@ -175,9 +175,11 @@ class ChatLines(SharedLines, Widget):
 
     One widget that draws only the rows it has room for: a line arriving costs the wrapping
     of that line and the drawing of one screen of rows, whatever the history holds (a
-    scrolling container of every line laid out again cost each lobby screen ~25 ms a line).
-    The mouse wheel scrolls back through the history and forward again; while scrolled back,
-    new lines keep the view where it is. `show(lines)` sets the lines (`protocol.ChatLine`s,
+    scrolling container of every line laid out again cost each lobby screen ~25 ms a line),
+    and both are done once for every pane of the process that shows the same lines at the
+    same size and scroll (`WRAPPED_LINES`, `CHAT_VIEWS`). The mouse wheel scrolls back
+    through the history and forward again; while scrolled back, new lines keep the view where
+    it is. `show(lines)` sets the lines (`protocol.ChatLine`s,
     oldest first); `scrolled_back` is how many rows the view is scrolled back from the newest."""
 
     DEFAULT_CSS = """

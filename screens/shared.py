@@ -29,7 +29,9 @@ keeps DataTable's look, keys, events and API, and changes two things:
 * a drawn line is kept in a process-wide cache keyed by everything it is drawn from (the
   cells of its row, the row's index, whether the cursor or the mouse is on it, the column
   widths, the scroll, the base style, focus, the theme and the colour system), so the same
-  row in every lobby of the process is drawn once and every other screen reuses it.
+  row in every lobby of the process is drawn once and every other screen reuses it; and the
+  line as the screen sends it (styled by Textual's `StylesCache`, cropped) is kept beside it,
+  by the same key, the crop's columns and the widget's look (`SHARED_GRID_LINES`).
 """
 
 from __future__ import annotations
