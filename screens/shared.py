@@ -396,26 +396,30 @@ class SharedGrid(DataTable[Any]):
         styles = self.styles
         if styles.gutter != NO_GUTTER or any(edge for edge, _ in styles.outline):
             return None
-        scroll_x, scroll_y = self.scroll_offset
-        x2 = scroll_x + self.size.width
-        first_row = self.header_height if self.show_header else 0
+        first_row, scroll_y, x1, x2 = self._view()
         keys = []
         for y in range(crop.y, crop.bottom):
-            key = self._line_key(y + scroll_y if y >= first_row else y, scroll_x, x2, base_style)
+            key = self._line_key(y + scroll_y if y >= first_row else y, x1, x2, base_style)
             if key is None:
                 return None
             keys.append(key)
         return tuple(keys)
+
+    def _view(self) -> tuple[int, int, int, int]:
+        """Where DataTable draws from (read once for all the lines of a drawing): the first
+        widget line below the header (lines from it on are scrolled), the scroll's rows, and
+        the columns x1, x2 in view."""
+        scroll_x, scroll_y = self.scroll_offset
+        first_row = self.header_height if self.show_header else 0
+        return first_row, scroll_y, scroll_x, scroll_x + self.size.width
 
     def render_line(self, y: int) -> Strip:
         """Line `y` of the widget (header, then rows below the scroll), as DataTable draws it."""
         base_style = self._base_style
         if base_style is None or self.fixed_rows:
             return super().render_line(y)
-        scroll_x, scroll_y = self.scroll_offset
-        if y >= (self.header_height if self.show_header else 0):
-            y += scroll_y
-        return self._render_line(y, scroll_x, scroll_x + self.size.width, base_style)
+        first_row, scroll_y, x1, x2 = self._view()
+        return self._render_line(y + scroll_y if y >= first_row else y, x1, x2, base_style)
 
     def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Strip:
         key = self._line_key(y, x1, x2, base_style)
