@@ -17,6 +17,9 @@ figure that multiplies by the number of lobby screens in a server. Scenarios:
 * `tick` — the turn clock of a table screen counts down a second (one table state each app);
 * `bid` — a bid at a 3-seat table (one table state each app, the app's seat 0): the count
   goes up by one, the turn passes round, so every third change is the app's own turn;
+* `notice` — a table chat line said by another player while the app's chat is closed, shown
+  as a notice above the footer until it goes (0.2 s here; CPU per notice, whole process, as
+  it comes and as it goes);
 * `type` — a bid typed at a table on the app's own turn and taken back: Tab, `5x4`, three
   Backspaces, Tab (keys per change: 8; frames are per key, each echoing one character);
 * `dialog` — the create dialog opened, two choices made in its lists, closed (CPU per dialog,
@@ -41,6 +44,7 @@ from typing import Any
 
 from textual.screen import Screen
 
+import screens.chat
 from perudo_ssh import protocol as P
 from perudo_ssh.rules import observe
 from perudo_ssh.ssh.isolation import (
@@ -49,7 +53,19 @@ from perudo_ssh.ssh.isolation import (
 from screens.app import PerudoApp
 from tests.test_screens_fakes import FakeSession, bid, rolled, summary, table_state
 
-SCENARIOS = ("online", "chat", "row", "table", "cursor", "tick", "bid", "type", "dialog", "help")
+SCENARIOS = (
+    "online",
+    "chat",
+    "row",
+    "table",
+    "cursor",
+    "tick",
+    "bid",
+    "notice",
+    "type",
+    "dialog",
+    "help",
+)
 
 
 class Frames:
@@ -84,11 +100,13 @@ async def run(kind: str, apps: int, changes: int, profile: bool, frames: Frames)
     clock = P.TurnClock(seat=1, seconds=60, left=59.6)
     for session in sessions:
         session.feed(P.Welcome(name="ana"), P.LobbyState(tables=tables, online=online))
-        if kind in ("tick", "bid"):
+        if kind in ("tick", "bid", "notice"):
             session.feed(table_state(view, clock=clock, turn_seconds=60))
         elif kind == "type":  # the app's own turn: seat 0 opens
             mine = P.TurnClock(seat=0, seconds=60, left=59.6)
             session.feed(table_state(observe(rolled(opener=0), 0), clock=mine, turn_seconds=60))
+    if kind == "notice":
+        screens.chat.NOTIFY_SECONDS = 0.2
     bids = []
     for i in range(changes):
         if i % 10 == 0:  # a new round now and then: 15 dice hold ten raises
@@ -101,7 +119,12 @@ async def run(kind: str, apps: int, changes: int, profile: bool, frames: Frames)
             session.feed(*events)
 
     async with contextlib.AsyncExitStack() as stack:
-        pilots = [await stack.enter_async_context(app.run_test(size=(80, 24))) for app in made]
+        shown = kind == "notice"  # notifications drawn (the server draws them; off elsewhere
+        # in this bench, as its earlier figures were taken)
+        pilots = [
+            await stack.enter_async_context(app.run_test(size=(80, 24), notifications=shown))
+            for app in made
+        ]
         for _ in range(20):
             await pilots[0].pause(0.02)
 
@@ -119,6 +142,8 @@ async def run(kind: str, apps: int, changes: int, profile: bool, frames: Frames)
             elif kind == "bid":
                 turn = P.TurnClock(seat=(2 + i % 10) % 3, seconds=60, left=60.0)
                 feed(table_state(observe(bids[i], 0), clock=turn, turn_seconds=60))
+            elif kind == "notice":  # a table chat line, shown as a notice until it goes
+                feed(P.ChatLine(id=1000 + i, scope="table", table=1, name="ben", text=f"hi {i}"))
             elif kind == "tick":
                 now[0] += 1.0
                 for app in made:
@@ -151,6 +176,9 @@ async def run(kind: str, apps: int, changes: int, profile: bool, frames: Frames)
             else:
                 change(i)
             await pilots[0].pause(0.02)
+            if kind == "notice":  # until it has gone from every screen
+                while any(app._notifications for app in made):
+                    await pilots[0].pause(0.02)
             if profiler:
                 profiler.disable()
         cpu = time.process_time() - cpu
@@ -162,7 +190,7 @@ async def run(kind: str, apps: int, changes: int, profile: bool, frames: Frames)
     each = 1000 * frames.seconds / max(frames.count, 1)
     per = 1000 * frames.seconds / changes / apps
     line = f"{kind:7} {frames.count:6d} frames {each:6.2f} ms each  {per:6.2f} ms/change/app"
-    if kind in ("dialog", "help", "type"):
+    if kind in ("dialog", "help", "type", "notice"):
         line += f"  {1000 * cpu / changes / apps:6.1f} ms CPU per {kind}"
     return line
 
@@ -182,6 +210,8 @@ def main() -> None:
     print(f"{args.apps} apps alike at 80×24, {args.changes} changes each")
     for kind in args.scenarios or SCENARIOS:
         changes = max(1, args.changes // 10) if kind in ("dialog", "help", "type") else args.changes
+        if kind == "notice":
+            changes = max(1, args.changes // 4)
         print(asyncio.run(run(kind, args.apps, changes, args.profile, frames)), flush=True)
 
 

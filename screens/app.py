@@ -20,13 +20,10 @@ from typing import TYPE_CHECKING, cast
 
 import msgspec
 from textual import events
-from textual.app import App, ScreenStackError
+from textual.app import App
 from textual.binding import Binding
-from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widget import AwaitMount, MountError
-from textual.widgets._toast import ToastRack
 
 from perudo_ssh import protocol
 from perudo_ssh.i18n import LANGUAGE_NAMES, LANGUAGES, N_, Terms, Translator, next_language
@@ -38,6 +35,7 @@ from screens.dialogs import ConfirmDialog
 from screens.help import HelpScreen
 from screens.lobby import LobbyScreen
 from screens.messages import LobbyEventArrived, Send
+from screens.notices import DrawnNotices
 from screens.refusals import refusal_text, say
 from screens.rules import RulesScreen, table_settings
 from screens.shared import KeptPanel
@@ -81,7 +79,7 @@ def idle_farewell(tr: Translator, seconds: float) -> str:
     )
 
 
-class PerudoApp(App[str | None]):
+class PerudoApp(DrawnNotices, App[str | None]):
     """Perudo for one player: the lobby, the table they sit at or watch, dialogs.
 
     `language` is one of `perudo_ssh.i18n.LANGUAGES` (anything else reads English); `tr`
@@ -443,32 +441,6 @@ class PerudoApp(App[str | None]):
         when the language changes, unlike what the server says (`set_language`)."""
         self._kept_notices.add((message, title))
         self.notify(message, title=title, markup=False, timeout=timeout)
-
-    def _refresh_notifications(self) -> None:
-        """Textual's own, but a new toast is drawn in the first frame after it arrives
-        (issue 10): Textual's `ToastRack.show` shows the rack and starts mounting the toasts,
-        and the screen's frame came in between, drawn without them, so a toast waited for the
-        next frame (17–33 ms: a table chat line reached the other players ~60 ms after it was
-        said at idle, a bid ~17). Here the app's drawing is held (`batch_update`) until the
-        new toasts are mounted; what is drawn is the same."""
-        try:
-            rack = self.screen.get_child_by_type(ToastRack)
-        except (ScreenStackError, NoMatches):
-            return  # no screen yet, or one without a rack: it shows them when it comes
-        self.call_later(self._show_toasts, rack)
-
-    async def _show_toasts(self, rack: ToastRack) -> None:
-        """Textual's `ToastRack.show(self._notifications)`, its new toasts' mounts awaited
-        with the app's drawing held."""
-        with self.batch_update():
-            before = set(rack.children)
-            try:
-                rack.show(self._notifications)
-            except MountError:  # the screen closed meanwhile: its toasts go with it
-                return
-            new = [child for child in rack.children if child not in before]
-            if new:
-                await AwaitMount(rack, new)
 
     def action_language(self) -> None:
         """The language key: English, French, Russian, and round again."""

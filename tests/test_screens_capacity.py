@@ -493,9 +493,9 @@ async def test_a_change_of_focus_redraws_what_it_changes_and_the_terminal_shows_
 
 
 async def test_a_table_line_s_toast_is_in_the_first_frame_drawn_after_it() -> None:
-    """Textual shows the toast rack, then mounts the toast in it: a frame drawn in between
+    """Textual showed the toast rack, then mounted the toast in it: a frame drawn in between
     showed the rack without it, and the line reached the terminal a frame later (~33 ms on the
-    server). The app holds its drawing until the toast is mounted (`_refresh_notifications`)."""
+    server). A notice is now drawn over the screen (`screens.notices`), in the next frame."""
     install_drawing_savers()
     session = FakeSession()
     app = make_app(session)
