@@ -390,6 +390,8 @@ CURRENT_BID = re.compile(r"Current bid: (?:(\d+)×(\d)|(\d+) pacos?) by")
 DICE_IN_PLAY = re.compile(r"(\d+) dice in play")
 TABLE_ID = re.compile(r"^ Table (\d+) · ")
 LOBBY_DETAIL = re.compile(r"^ Table (\d+) · (\S+)'s table", re.MULTILINE)
+SETTLE = 0.4
+"""Seconds a lobby row must stay shown before the cursor is taken to be on it."""
 
 
 def lobby_screen(text: str) -> bool:
@@ -656,9 +658,12 @@ class Client:
                     raise  # at another table, or never seated
 
     async def _cursor_to(self, p: Player, table: int) -> None:
+        """Move the lobby's cursor to `table`'s row. The row is read from a screen that has
+        stopped changing (`_settled_row`): a frame drawn while some of the keys sent were
+        still on their way showed a row the cursor then passed, and Enter joined the table
+        below (another group's seat taken, and that group stuck)."""
         for _ in range(40):
-            text = await p.wait(lambda t: LOBBY_DETAIL.search(t) is not None, 60, "lobby row")
-            at = int(LOBBY_DETAIL.search(text).group(1))
+            at = await self._settled_row(p)
             if at == table:
                 break
             p.send(*(["down"] if at < table else ["up"]) * min(abs(table - at), 10))
@@ -674,6 +679,20 @@ class Client:
             p.changed = True
         else:
             raise Stuck(f"could not reach table {table} in the lobby list")
+
+    @staticmethod
+    async def _settled_row(p: Player) -> int:
+        """The table of the lobby's cursor row once the screen shows the same row twice,
+        SETTLE seconds apart."""
+        row = None
+        while True:
+            text = await p.wait(lambda t: LOBBY_DETAIL.search(t) is not None, 60, "lobby row")
+            at = int(LOBBY_DETAIL.search(text).group(1))
+            if at == row:
+                return at
+            row = at
+            await asyncio.sleep(SETTLE)
+            p.changed = True  # read the screen again even if nothing new came
 
     # ---- playing ----
 
