@@ -163,6 +163,12 @@ class Overlay:
         shown = tuple(lines[-room:])
         return room - len(shown), shown
 
+    def covers(self, width: int, height: int, y: int) -> bool:
+        """Whether row `y` of a `width` × `height` screen has a notice line drawn over it
+        (a widget drawing straight to the terminal must not draw there)."""
+        top, lines = self.placed(width, height)
+        return top <= y < top + len(lines)
+
     def right(self, width: int) -> int:
         """The column where the toast rack ended, on a screen `width` wide: its width less
         the screen's own vertical scrollbar, if it shows one."""

@@ -759,7 +759,8 @@ class TickingStatic(SharedStatic):
         frame of those cells alone, when nothing is pending for the screen (no message in
         its queue: no resume, update or layout on its way; no repaint, layout or scroll
         asked for; no resize on its way to the app) and the cells are in view, in front;
-        False (nothing sent) otherwise, for a refresh the usual way.
+        False (nothing sent) otherwise, for a refresh the usual way. Nor when a notice is
+        drawn over the row (`screens.notices`: the compositor draws it over the cells).
 
         A frame's usual way costs the screen a message, a wait for its update timer and the
         compositor's search for what the changed cells show (~0.4 ms a tick under load, in
@@ -791,6 +792,9 @@ class TickingStatic(SharedStatic):
         y = region.y + offset_y
         cells = Region(left, y, width, 1)
         if not clip.contains_region(cells) or not 0 <= y < len(compositor.layers_visible):
+            return False
+        overlay = getattr(compositor, "_perudo_overlay", None)  # notices over the screen
+        if overlay is not None and overlay.covers(*compositor.size, y):
             return False
         # the front-most widget shown over any of the cells (as `get_widget_at` finds it for
         # one cell) must be this one, over all of them

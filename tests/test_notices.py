@@ -171,3 +171,38 @@ async def test_a_notice_moves_to_the_screen_on_top_and_back() -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
         await settled(pilot, shown)
         assert "stays a while" in shown.screen.display[22]
+
+
+async def test_a_clock_under_a_notice_is_not_written_over_it() -> None:
+    """The turn clock's ticks go to the terminal at once (`TickingStatic._send_at_once`)
+    only where nothing is drawn over them: with notices stacked over the bid line, each
+    tick leaves the terminal a whole repaint (the notices whole, the clock beneath)."""
+    from screens.shared import TickingStatic
+
+    session = FakeSession()
+    now = [1000.0]
+    app = make_app(session)
+    app.clock = lambda: now[0]
+    clock = P.TurnClock(seat=1, seconds=60, left=30.0)
+    session.feed(
+        P.Welcome(name="ana"),
+        lobby_state(summary(1)),
+        table_state(observe(rolled(opener=1), 0), clock=clock, turn_seconds=60),
+    )
+    shown = Shown(app, (80, 24))
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await settled(pilot, shown)
+        line = app.screen.query_one("#current-bid", TickingStatic)
+        row = line.region.y
+        for i in range(6):
+            app.notify(f"notice {i}", title=f"t{i}", timeout=30, markup=False)
+        await wait_until(pilot, lambda: "notice 5" in shown.screen.display[22])
+        await settled(pilot, shown)
+        assert shown.screen.display[row].startswith("▌")  # the bid line is under a notice
+        for _ in range(3):
+            now[0] += 1.0
+            app.screen.tick()
+            await pilot.pause()
+            await settled(pilot, shown)
+            assert shown.screen.display[row].startswith("▌")
