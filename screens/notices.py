@@ -14,16 +14,17 @@ expiring repaints its rows only (`NoticeBoard.show`), and one timer per app remo
 expired ones. The boxes' lines are drawn once per process for every app showing the same
 notice at the same width (`NOTICE_LINES`: a table chat line reaches every player there).
 
-A notice cannot be clicked away (a Toast could): a click goes to what is beneath.
+A click on a notice dismisses it, as on a toast (`DrawnNotices.on_event`).
 """
 
 from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.segment import Segment
+from textual import events
 from textual._compositor import Compositor
 from textual.cache import LRUCache
 from textual.color import Color
@@ -162,6 +163,19 @@ class Overlay:
             lines.extend(notice_lines(notification, box, self.palette))
         shown = tuple(lines[-room:])
         return room - len(shown), shown
+
+    def at(self, width: int, height: int, x: int, y: int) -> Notification | None:
+        """The notice drawn over cell (`x`, `y`) of a `width` × `height` screen, if any."""
+        box = self.right(width) - GUTTER
+        bottom = height - BELOW
+        if box < 4 or bottom < 1 or not 0 <= x < box:
+            return None
+        for notification in reversed(self.notifications):
+            top = bottom - len(notice_lines(notification, box, self.palette))
+            if top <= y < bottom:
+                return notification
+            bottom = top
+        return None
 
     def covers(self, width: int, height: int, y: int) -> bool:
         """Whether row `y` of a `width` × `height` screen has a notice line drawn over it
@@ -305,6 +319,32 @@ class DrawnNotices:
         if board is None:
             board = self.__dict__["_notice_board"] = NoticeBoard(self)  # type: ignore[arg-type]
         return board
+
+    async def on_event(self, event: events.Event) -> None:
+        """A click on a notice dismisses it, as a click on a toast did; what is beneath
+        gets neither the press nor a click."""
+        if (
+            isinstance(event, events.MouseDown)
+            and not event.is_forwarded
+            and self._dismiss_notice_at(int(event.x), int(event.y))
+        ):
+            cast("App[Any]", self)._mouse_down_widget = None  # the release: no click
+            return
+        await super().on_event(event)  # type: ignore[misc]
+
+    def _dismiss_notice_at(self, x: int, y: int) -> bool:
+        """Dismiss the notice drawn over cell (`x`, `y`) of the current screen, if any."""
+        app = cast("App[Any]", self)
+        try:
+            compositor = app.screen._compositor
+        except Exception:  # no screen
+            return False
+        overlay: Overlay | None = getattr(compositor, "_perudo_overlay", None)
+        notification = None if overlay is None else overlay.at(*compositor.size, x, y)
+        if notification is None:
+            return False
+        app._unnotify(notification)
+        return True
 
     def _refresh_notifications(self) -> None:
         """Textual's own, but the notifications are drawn over the current screen's lines,

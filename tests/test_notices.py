@@ -206,3 +206,41 @@ async def test_a_clock_under_a_notice_is_not_written_over_it() -> None:
             await pilot.pause()
             await settled(pilot, shown)
             assert shown.screen.display[row].startswith("▌")
+
+
+async def mouse_click(pilot, x: int, y: int) -> None:
+    """A press and release at (`x`, `y`) as the terminal's driver posts them to the app
+    (the pilot's own click skips the app's handling of mouse events)."""
+    from textual import events
+
+    for kind in (events.MouseDown, events.MouseUp):
+        pilot.app.post_message(kind(None, x, y, 0, 0, 1, False, False, False, x, y))
+        await pilot.pause()
+
+
+async def test_a_click_on_a_notice_dismisses_it_and_reaches_nothing_beneath() -> None:
+    """As a click on a toast did: the notice clicked goes (the others stay), and the
+    widget beneath neither gets the press nor a click (the lobby chat keeps its focus
+    off); a click elsewhere goes where it went."""
+    from screens.chat import ChatInput
+
+    session = FakeSession()
+    app = make_app(session)
+    session.feed(P.Welcome(name="ana"), lobby_state(summary(1)))
+    shown = Shown(app, (80, 24))
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await wait_until(pilot, lambda: "c Create table" in screen_text(app))
+        app.notify("first", timeout=30, markup=False)
+        app.notify("second", title="ben", timeout=30, markup=False)
+        await wait_until(pilot, lambda: "second" in shown.screen.display[22])
+        focused = app.focused
+        assert shown.screen.display[20].startswith("▌ first")
+        await mouse_click(pilot, 10, 20)  # on "first"
+        await wait_until(pilot, lambda: len(app._notifications) == 1)
+        assert [n.message for n in app._notifications] == ["second"]
+        await settled(pilot, shown)
+        assert "first" not in "\n".join(shown.screen.display)
+        assert app.focused is focused and not isinstance(app.focused, ChatInput)
+        await mouse_click(pilot, 79, 22)  # the gutter: beneath, not the notice
+        await pilot.pause()
+        assert len(app._notifications) == 1
