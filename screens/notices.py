@@ -3,7 +3,8 @@
 Textual shows each `App.notify` as a `Toast` widget mounted in the screen's `ToastRack`, and
 removes it when it expires: two widgets made, styled and mounted, two whole layouts of the
 screen (one as it comes, one as it goes), a timer per toast. At 200 sessions, 377 of the
-server's ~680 layouts a minute were those of table chat lines shown as toasts.
+server's ~680 layouts a minute were the toast rack's: table chat lines shown to the players
+whose chat is closed, and the notice each newcomer gets.
 
 Here the app's notifications are drawn by the compositor of the current screen, over its
 lines (`install_notice_overlay`), in Textual's look and place (`NOTICE_CSS` is what that look
@@ -26,10 +27,12 @@ from typing import TYPE_CHECKING, Any, cast
 from rich.segment import Segment
 from textual import events
 from textual._compositor import Compositor
+from textual.app import ScreenStackError
 from textual.cache import LRUCache
 from textual.color import Color
 from textual.content import Content
 from textual.geometry import Region
+from textual.markup import MarkupError
 from textual.notifications import Notification
 from textual.strip import Strip
 from textual.style import Style
@@ -106,11 +109,12 @@ def notice_lines(notification: Notification, width: int, palette: Palette) -> tu
     if lines is not None:
         return lines
     severity = notification.severity
-    message = (
-        Content.from_markup(notification.message)
-        if notification.markup
-        else Content(notification.message)
-    )
+    message = Content(notification.message)
+    if notification.markup:
+        try:
+            message = Content.from_markup(notification.message)
+        except MarkupError:  # shown as it is written (a Toast would have failed to draw)
+            pass
     if notification.title:
         title = Style(foreground=palette.titles[severity], bold=True)
         message = Content.assemble((notification.title, title), "\n", message)
@@ -250,17 +254,19 @@ class NoticeBoard:
 
     def __init__(self, app: App[Any]) -> None:
         install_notice_overlay()
-        self.app = app
+        self._app = weakref.ref(app)  # the app holds its board: no cycle through it
         self._screen: weakref.ref[Screen[Any]] | None = None  # where they were drawn
         self._timer: Timer | None = None
 
     def show(self) -> None:
         """Draw `app._notifications` (Textual's, expired ones dropped) over `app.screen`."""
-        app = self.app
+        app = self._app()
+        if app is None:
+            return
         notifications = list(app._notifications)
         try:
             screen = app.screen
-        except Exception:  # no screen yet: the first one shows them as it resumes
+        except ScreenStackError:  # no screen yet: the first one shows them as it resumes
             return
         before = None if self._screen is None else self._screen()
         if before is not None and before is not screen:
@@ -337,7 +343,7 @@ class DrawnNotices:
         app = cast("App[Any]", self)
         try:
             compositor = app.screen._compositor
-        except Exception:  # no screen
+        except ScreenStackError:  # no screen
             return False
         overlay: Overlay | None = getattr(compositor, "_perudo_overlay", None)
         notification = None if overlay is None else overlay.at(*compositor.size, x, y)

@@ -107,6 +107,20 @@ def test_notices_that_do_not_fit_show_their_newest_lines() -> None:
     assert Overlay(many, palette).placed(5, 24) == (0, ())
 
 
+def test_a_notice_whose_markup_is_broken_is_drawn_as_written() -> None:
+    """A Toast failed to draw a notice whose markup did not parse (its app crashed); a
+    notice shows the text as it is written."""
+    from textual.notifications import Notification
+
+    from screens.notices import Palette, notice_lines
+
+    palette = Palette(App().get_css_variables())
+    (line,) = notice_lines(Notification("[/b] stray tag", markup=True), 40, palette)
+    assert line.text.startswith("▌ [/b] stray tag") and line.cell_length == 40
+    (line,) = notice_lines(Notification("[b]bold[/b] tag", markup=True), 40, palette)
+    assert line.text.startswith("▌ bold tag")
+
+
 async def test_a_table_line_comes_and_goes_without_a_widget_or_a_layout(monkeypatch) -> None:
     """A table chat line said while the chat is closed shows above the footer, over the key
     hints, and goes after its time: no widget mounted, no layout of the screen, and after

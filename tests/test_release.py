@@ -78,7 +78,7 @@ async def test_a_dismissed_dialog_and_a_table_left_leave_no_cyclic_widgets(
     app = PerudoApp(session, "en")  # type: ignore[arg-type]
     tables = tuple(summary(i, name=f"t{i}") for i in range(1, 4))
     session.feed(P.Welcome(name="ana"), P.LobbyState(tables=tables, online=("ana", "ben")))
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await pilot.pause(0.1)
         cyclic_nodes()  # the lobby as it stands: not what this test is about
         for _ in range(2):
@@ -101,7 +101,7 @@ async def test_a_dismissed_dialog_and_a_table_left_leave_no_cyclic_widgets(
             await pilot.pause(0.1)
             table = app.screen
             assert isinstance(table, TableScreen)
-            app.notify("a notice", timeout=0.05)  # a toast shown and expired
+            app.notify("a notice", timeout=0.05)  # a notice drawn over it, and expired
             gone = weakref.ref(table)
             del table
             await pilot.pause(0.3)
