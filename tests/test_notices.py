@@ -121,11 +121,9 @@ def test_a_notice_whose_markup_is_broken_is_drawn_as_written() -> None:
     assert line.text.startswith("▌ bold tag")
 
 
-async def test_a_table_line_comes_and_goes_without_a_widget_or_a_layout(monkeypatch) -> None:
-    """A table chat line said while the chat is closed shows above the footer, over the key
-    hints, and goes after its time: no widget mounted, no layout of the screen, and after
-    each the terminal is exactly a whole repaint (the rows it covered drawn again)."""
-    monkeypatch.setattr(screens.chat, "NOTIFY_SECONDS", 0.4)
+def at_a_table() -> tuple[FakeSession, Any, Shown]:
+    """A player's app at a 3-seat table where ana bid 3×4 (not yet running), its session
+    and its terminal at 80×24."""
     session = FakeSession()
     app = make_app(session)
     session.feed(
@@ -133,7 +131,15 @@ async def test_a_table_line_comes_and_goes_without_a_widget_or_a_layout(monkeypa
         lobby_state(summary(1)),
         table_state(observe(bid(rolled(), 0, 3, 4), 0)),
     )
-    shown = Shown(app, (80, 24))
+    return session, app, Shown(app, (80, 24))
+
+
+async def test_a_table_line_comes_and_goes_without_a_widget_or_a_layout(monkeypatch) -> None:
+    """A table chat line said while the chat is closed shows above the footer, over the key
+    hints, and goes after its time: no widget mounted, no layout of the screen, and after
+    each the terminal is exactly a whole repaint (the rows it covered drawn again)."""
+    monkeypatch.setattr(screens.chat, "NOTIFY_SECONDS", 0.4)
+    session, app, shown = at_a_table()
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await wait_until(pilot, lambda: "Current bid: 3×4" in screen_text(app))
         await settled(pilot, shown)
@@ -164,14 +170,7 @@ async def test_a_table_line_comes_and_goes_without_a_widget_or_a_layout(monkeypa
 async def test_a_notice_moves_to_the_screen_on_top_and_back() -> None:
     """A notice is drawn over whichever screen is on top: the help over the table shows it,
     and the table shows it again once the help closes."""
-    session = FakeSession()
-    app = make_app(session)
-    session.feed(
-        P.Welcome(name="ana"),
-        lobby_state(summary(1)),
-        table_state(observe(bid(rolled(), 0, 3, 4), 0)),
-    )
-    shown = Shown(app, (80, 24))
+    _session, app, shown = at_a_table()
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await wait_until(pilot, lambda: "Current bid: 3×4" in screen_text(app))
         app.notify("stays a while", timeout=30, markup=False)
