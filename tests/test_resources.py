@@ -412,7 +412,7 @@ async def settle(lobby: Any, tracked: Tracked) -> None:
     alive.
 
     What a session held is freed up to ~12 s after it ended: its app by each Textual timer
-    the app ran (the lobby's idle check, 10 s; a notice's toast, 12 s), whose cancelled
+    the app ran (the lobby's idle check, 10 s; the notices' expiry, 12 s), whose cancelled
     asyncio timer keeps the app's context, and so the app, until the time it was due; its
     connection by the session's `SHUTDOWN_GRACE` timer (5 s), left to run after the app
     exited."""
