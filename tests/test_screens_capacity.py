@@ -4,6 +4,7 @@ drawn as far as it has rows; and the process-wide tuning (shared parsed CSS, the
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import re
 
@@ -1182,3 +1183,81 @@ async def test_players_at_one_table_share_the_rows_a_bid_draws_and_each_sees_a_w
         assert drawn[0] > 0
         assert drawn[1] < drawn[0]
         assert "(you)" in screen_text(apps[0]) and "(you)" in screen_text(apps[1])
+
+
+async def test_a_lobby_chat_line_is_sent_at_once_and_the_terminal_shows_a_whole_repaint() -> None:
+    """`ChatLines.show` sends the pane's rows to the terminal at once (`send_at_once`, no
+    frame of the screen) when nothing else waits to be drawn; not where a notice is drawn
+    over them, nor while a dialog is over the lobby (then the usual way). After each line,
+    wrapped or not, and with the view scrolled back (it stays), the terminal is exactly a
+    whole repaint."""
+    install_drawing_savers()
+    history = tuple(line(i, f"line {i}") for i in range(1, 11))
+    session = FakeSession()
+    app = make_app(session)
+    session.feed(
+        P.Welcome(name="ana"), lobby_state(summary(1)), P.ChatHistory(scope="lobby", lines=history)
+    )
+    shown = Shown(app, SIZE)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_until(pilot, lambda: "ben: line 10" in screen_text(app))
+        await settled(pilot, shown)
+        chat = app.screen.query_one(ChatLines)
+        screen = app.screen
+
+        def quiet() -> bool:  # nothing waits to be drawn, no message (the pilot's own
+            # waits post callbacks to the screen: they are waited out with plain sleeps)
+            return not (
+                screen._layout_required
+                or screen._dirty_widgets
+                or not screen._message_queue.empty()
+            )
+
+        async def until(predicate) -> None:  # as `wait_until`, posting nothing to the app
+            for _ in range(500):
+                if predicate():
+                    return
+                await asyncio.sleep(0.01)
+            raise AssertionError(f"timed out waiting for {predicate}")
+
+        sent = chat.sent_at_once
+        for i in range(11, 16):  # one of them wraps over two rows
+            words = "a long line " * 8 if i == 13 else f"line {i}"
+            await until(quiet)
+            frames = shown.frames
+            session.feed(line(i, words))
+            await until(lambda frames=frames: shown.frames > frames)
+            await settled(pilot, shown)
+            assert f"ben: {words}".split()[-1] in "\n".join(shown.screen.display)
+        assert chat.sent_at_once == sent + 5
+        wheel(chat, up=True)  # scrolled back: new lines keep the view where it is
+        await until(lambda: chat.scrolled_back > 0)
+        await settled(pilot, shown)
+        await until(quiet)
+        before = list(shown.screen.display)
+        session.feed(line(16, "line 16"))
+        await until(lambda: chat._lines[-1].id == 16)
+        await settled(pilot, shown)
+        assert list(shown.screen.display) == before
+        while chat.scrolled_back:  # back to the newest rows
+            back = chat.scrolled_back
+            wheel(chat, up=False)
+            await until(lambda back=back: chat.scrolled_back < back)
+        await settled(pilot, shown)
+        after_scroll = chat.sent_at_once
+        app.notify("over the chat", title="ben", timeout=30, markup=False)  # two rows: over
+        # the hint line and the chat's last row
+        await wait_until(pilot, lambda: "over the chat" in shown.screen.display[22])
+        await until(quiet)
+        session.feed(line(17, "line 17"))
+        await until(lambda: chat._lines[-1].id == 17)
+        await settled(pilot, shown)
+        assert shown.screen.display[20].startswith(" ben: line 16")  # 17 under the notice
+        at_once = chat.sent_at_once
+        assert at_once == after_scroll  # under the notice: the usual way
+        await pilot.press("c")  # the create dialog over the lobby
+        await wait_until(pilot, lambda: isinstance(app.screen, CreateTableDialog))
+        session.feed(line(18, "line 18"))
+        await pilot.pause(0.1)
+        await settled(pilot, shown)
+        assert chat.sent_at_once == at_once  # the usual way under the dialog
