@@ -7,10 +7,11 @@
 same events, as the lobby actor sends every lobby screen the same state; each scenario makes
 `--changes` changes, one at a time, and lets every screen draw it. Printed per scenario: the
 frames drawn, their mean cost, and the screens' CPU (frames only) per change per app — the
-figure that multiplies by the number of lobby screens in a server; for a chat line also the
-app's handling of it (`chat_arrived`, which sends the rows at once where it can:
-`send_at_once`, no frame of the screen then), and for the dialogs, the help, typing and
-notices the whole process's CPU per change per app. Scenarios:
+figure that multiplies by the number of lobby screens in a server; for the scenarios of
+lobby events also the app's handling of the event (`on_lobby_event_arrived`, `_show_lobby`:
+a chat line's rows and the online column go to the terminal at once where they can,
+`send_at_once`, no frame of the screen then); for the dialogs, the help, typing and notices
+the whole process's CPU per change per app. Scenarios:
 
 * `online` — one name arrives and another leaves (`LobbyState.online`);
 * `chat` — one lobby chat line;
@@ -47,7 +48,6 @@ from typing import Any
 
 from textual.screen import Screen
 
-import screens.app
 import screens.chat
 from perudo_ssh import protocol as P
 from perudo_ssh.rules import observe
@@ -74,19 +74,13 @@ SCENARIOS = (
 
 class Frames:
     """Counts and times `Screen._on_timer_update` (one frame of one screen), and times the
-    app's handling of each chat line apart (`arrived`: `chat_arrived`, with the rows it
-    sends at once)."""
+    app's handling of each lobby event apart (`arrived`: `on_lobby_event_arrived`, with what
+    it sends to the terminal at once)."""
 
     def __init__(self) -> None:
         self.count, self.seconds, self.arrived = 0, 0.0, 0.0
-        arrived = screens.app.chat_arrived
-
-        def timed_arrived(*args: Any) -> None:
-            start = time.perf_counter()
-            arrived(*args)
-            self.arrived += time.perf_counter() - start
-
-        screens.app.chat_arrived = timed_arrived  # type: ignore[assignment]
+        for name in ("on_lobby_event_arrived", "_show_lobby"):  # a lobby state: both
+            setattr(PerudoApp, name, self._timed(getattr(PerudoApp, name)))
         original = Screen._on_timer_update
 
         def timed(screen: Screen[Any]) -> None:
@@ -96,6 +90,16 @@ class Frames:
             self.seconds += time.perf_counter() - start
 
         Screen._on_timer_update = timed  # type: ignore[method-assign,assignment]
+
+    def _timed(self, handler: Any) -> Any:
+        def timed(app: PerudoApp, *args: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return handler(app, *args)
+            finally:
+                self.arrived += time.perf_counter() - start
+
+        return timed
 
     def reset(self) -> None:
         self.count, self.seconds, self.arrived = 0, 0.0, 0.0
@@ -204,7 +208,7 @@ async def run(kind: str, apps: int, changes: int, profile: bool, frames: Frames)
     each = 1000 * frames.seconds / max(frames.count, 1)
     per = 1000 * frames.seconds / changes / apps
     line = f"{kind:7} {frames.count:6d} frames {each:6.2f} ms each  {per:6.2f} ms/change/app"
-    if kind == "chat":
+    if kind in ("online", "chat", "row", "table", "bid", "notice"):
         line += f"  {1000 * frames.arrived / changes / apps:6.2f} ms/change/app handling it"
     if kind in ("dialog", "help", "type", "notice"):
         line += f"  {1000 * cpu / changes / apps:6.1f} ms CPU per {kind}"
