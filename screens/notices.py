@@ -181,11 +181,11 @@ class Overlay:
             bottom = top
         return None
 
-    def covers(self, width: int, height: int, y: int) -> bool:
-        """Whether row `y` of a `width` × `height` screen has a notice line drawn over it
-        (a widget drawing straight to the terminal must not draw there)."""
+    def rows(self, width: int, height: int) -> range:
+        """The rows of a `width` × `height` screen with a notice line drawn over them (a
+        widget drawing straight to the terminal must not draw there)."""
         top, lines = self.placed(width, height)
-        return top <= y < top + len(lines)
+        return range(top, top + len(lines))
 
     def right(self, width: int) -> int:
         """The column where the toast rack ended, on a screen `width` wide: its width less
@@ -290,12 +290,9 @@ class NoticeBoard:
             return
         compositor._perudo_overlay = overlay  # type: ignore[attr-defined]
         width, height = compositor.size
-        dirty = compositor._dirty_regions
         for drawn in (before, overlay):
-            if drawn is not None:
-                top, lines = drawn.placed(width, height)
-                if lines:
-                    dirty.add(Region(0, top, width, len(lines)))
+            if drawn is not None and (rows := drawn.rows(width, height)):
+                compositor._dirty_regions.add(Region(0, rows.start, width, len(rows)))
         if screen.is_attached:
             screen._dirty_widgets.add(screen)
             screen.check_idle()

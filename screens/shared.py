@@ -728,10 +728,12 @@ def send_at_once(widget: Widget, cells: Region) -> bool:
         or shown.bottom > len(compositor.layers_visible)
     ):
         return False
-    overlay = getattr(compositor, "_perudo_overlay", None)  # notices over the screen
     rows = range(shown.y, shown.bottom)
-    if overlay is not None and any(overlay.covers(*compositor.size, y) for y in rows):
-        return False
+    overlay = getattr(compositor, "_perudo_overlay", None)  # notices over the screen
+    if overlay is not None:
+        covered = overlay.rows(*compositor.size)
+        if covered and covered.start < rows.stop and rows.start < covered.stop:
+            return False
     left, right = shown.x, shown.right
     for y in rows:
         # the front-most widget shown over any of the row's cells (as `get_widget_at`
