@@ -32,6 +32,7 @@ from textual.screen import Screen
 from textual.strip import Strip
 
 from perudo_ssh.ssh.release import install_released_widgets
+from perudo_ssh.ssh.restyles import install_shared_restyles
 from perudo_ssh.ssh.slim import install_slim_pumps
 from perudo_ssh.ssh.speedups import install_speedups
 
@@ -509,8 +510,9 @@ def install_acyclic_layout() -> bool:
 
 def install_drawing_savers() -> None:
     """Everything above that makes many apps in one process draw for less (issue 10): CSS
-    parsed once, strips' caches made on use, no whole-screen repaint on a change of focus or
-    under a dialog, frames drawn from the widgets seen, component nodes made on demand;
+    parsed once and each node's rules worked out once for all apps (`restyles`), strips'
+    caches made on use, no whole-screen repaint on a change of focus or under a dialog,
+    frames drawn from the widgets seen, component nodes made on demand;
     handlers looked up from plans (`speedups`), pumps' queues, events and timers made on use
     (`slim`), scrollbars drawn once for the process (`screens.shared`), ended widgets and
     emptied caches freed at once rather than by the collector (`release`). What the screens
@@ -524,6 +526,7 @@ def install_drawing_savers() -> None:
     install_kept_dirty_widgets()
     install_front_renders()
     install_reused_component_nodes()
+    install_shared_restyles()
     install_acyclic_layout()
     install_speedups()
     install_slim_pumps()
