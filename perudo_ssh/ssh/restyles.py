@@ -159,7 +159,7 @@ def install_shared_restyles() -> None:
         if capturing and capturing[-1][0] is node:
             capturing[-1][1] = rules
         base = node.styles.base
-        had = base._rules
+        had: dict[str, Any] = base._rules  # type: ignore[assignment]
         if animate and had == rules:
             return  # Textual's own answer when nothing changed: nothing to do
         if "transitions" in rules or "transitions" in had:
