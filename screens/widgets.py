@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from rich.text import Text
+from textual.cache import LRUCache
 from textual.content import Content
 from textual.dom import DOMNode
 from textual.widget import Widget
@@ -135,6 +136,13 @@ class Cup(NamedTuple):
     level: str | None = None
 
 
+SEAT_DRAWINGS: LRUCache[tuple[object, ...], tuple[Content, ...]] = LRUCache(1024)
+"""Seats drawn (`CupsPanel`: a box's three lines, or a seat's line), by what they show, the
+width and the language, for every app of the process: the players at a table see the same
+seats, each but their own (issue 10: each bid drew every seat again in every app, ~5 % of
+a table screen's handling of a bid)."""
+
+
 class CupsPanel(ChangedRows, Widget):
     """Every seat as a cup: name, one `[?]` per hidden die, set-aside dice, tokens; the seat
     to act highlighted (and marked ▶ for terminals without colour). A change draws again only
@@ -202,6 +210,15 @@ class CupsPanel(ChangedRows, Widget):
         return parts
 
     def _line(self, cup: Cup, width: int, tr: Translator) -> Content:
+        """One line: the turn marker, the name (and rating or state), the dice (once drawn
+        in the process for the same seat, width and language: `SEAT_DRAWINGS`)."""
+        key = ("line", cup, width, tr.code)
+        found = SEAT_DRAWINGS.get(key)
+        if found is None:
+            found = SEAT_DRAWINGS[key] = (self._draw_line(cup, width, tr),)
+        return found[0]
+
+    def _draw_line(self, cup: Cup, width: int, tr: Translator) -> Content:
         marker = "▶ " if cup.turn else "  "
         dice = Content.assemble(*self._dice(cup, tr))
         # the name gives way first: a seat's line never wraps onto the next
@@ -224,7 +241,15 @@ class CupsPanel(ChangedRows, Widget):
         return line
 
     def _card(self, cup: Cup, width: int, tr: Translator) -> list[Content]:
-        """Three lines: the seat in a rounded box, its name in the top border."""
+        """Three lines: the seat in a rounded box, its name in the top border (once drawn in
+        the process for the same seat, width and language: `SEAT_DRAWINGS`)."""
+        key = ("card", cup, width, tr.code)
+        found = SEAT_DRAWINGS.get(key)
+        if found is None:
+            found = SEAT_DRAWINGS[key] = tuple(self._draw_card(cup, width, tr))
+        return list(found)
+
+    def _draw_card(self, cup: Cup, width: int, tr: Translator) -> list[Content]:
         inner = max(20, min(width, CARD_WIDTH) - 4)
         style = "bold $accent" if cup.turn else "dim" if not cup.dice else ""
         label = Content(("▶ " if cup.turn else "") + self._label(cup, tr))

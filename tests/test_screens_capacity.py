@@ -1261,3 +1261,34 @@ async def test_a_lobby_chat_line_is_sent_at_once_and_the_terminal_shows_a_whole_
         await pilot.pause(0.1)
         await settled(pilot, shown)
         assert chat.sent_at_once == at_once  # the usual way under the dialog
+
+
+def test_seats_are_drawn_once_for_every_app_and_each_player_s_own_apart() -> None:
+    """`SEAT_DRAWINGS`: two players' panels draw a seat they both see once between them
+    (the same lines), each player's own seat (`(you)`) apart, another width or language
+    apart; what is drawn is what the panel drew before the sharing."""
+    from perudo_ssh.i18n import translator
+    from screens.widgets import SEAT_DRAWINGS, Cup, CupsPanel
+
+    SEAT_DRAWINGS.clear()
+    ana, ben = CupsPanel(), CupsPanel()
+    en, fr = translator("en"), translator("fr")
+    carl = Cup(name="carl", dice=4, turn=True, rating=1014)
+    first = ana._card(carl, 46, en)
+    assert ben._card(carl, 46, en) == first
+    assert all(a is b for a, b in zip(ben._card(carl, 46, en), first, strict=True))
+    drawn = ana._draw_card(carl, 46, en)  # as drawn without the sharing, styles too
+    assert [(a.plain, a.spans) for a in first] == [(b.plain, b.spans) for b in drawn]
+    assert [line.plain for line in first] == [
+        "╭─ ▶ carl ──────────────────────────── 1014 ─╮",
+        "│ [?][?][?][?]    4 dice                     │",
+        "╰────────────────────────────────────────────╯",
+    ]
+    mine = ana._card(carl._replace(me=True), 46, en)
+    assert mine[0].plain.startswith("╭─ ▶ carl (you)")
+    assert ben._card(carl, 30, en)[0].plain != first[0].plain
+    assert ana._card(carl, 46, fr)[1].plain != first[1].plain  # `4 dés`
+    line = ana._line(carl, 40, en)
+    assert ben._line(carl, 40, en) is line
+    alone = ana._draw_line(carl, 40, en)
+    assert (line.plain, line.spans) == (alone.plain, alone.spans)
