@@ -67,12 +67,15 @@ A row's figures:
 Only samples whose start falls in the window count (connect: all). The clients keep their
 cost down, so that the latencies are the server's: a session's output is fed to its pyte
 screen at once while a latency watch is pending on it (its changed lines checked), else when
-its player looks at the screen (a poll every 0.25 s, if changed) or 64 kB wait; the lines are
-kept as text, read again only where pyte marks them changed; each load process collects its
-garbage as the server does (`perudo_ssh.collector`; `load gc` prints its pauses). At 300
-sessions, with every chunk fed at once and Python's collector (pauses up to 220 ms), the
-load took 72 % of its core; now 55 %, pauses up to 8 ms. Its `lag` p99 stays 80-90 ms
-there: one fan-out of the server reaches ~40 screens of a load process at once.
+its player looks at the screen (a poll every 0.25 s, if changed), and in the background, a
+screen at a time with the loop let go in between, once 2 kB wait (or at once if 64 kB do);
+the lines are kept as text, read again only where pyte marks them changed; each load process
+collects its garbage as the server does (`perudo_ssh.collector`; `load gc` prints its pauses).
+At 300 sessions, with every chunk fed at once and Python's collector (pauses up to 220 ms),
+the load took 72 % of its core; now 55-75 %, pauses up to 30 ms. Before the background
+feeding (stop 33), an idle lobby screen gathered up to 64 kB unread, and setting the watches
+of a lobby chat line fed ten such screens at once (~100 ms of pyte each): the load process
+stood still up to 660 ms, just when the slowest samples of the run were taken.
 
 `--profile py-spy` runs `py-spy record --pid SERVER --duration WINDOW` during the window
 (`--profile-format speedscope` or `raw`, folded stacks) and says where the file went (kept
@@ -123,6 +126,11 @@ LAG_PERIOD = 0.01
 """Seconds a load process's lag probe sleeps between two looks at its own delay."""
 UNREAD_MAX = 1 << 16
 """Bytes of a session's output the load leaves unread while nobody watches its screen."""
+FEED_AHEAD = 1 << 11
+"""Bytes of a session's output waiting that the background feeder (`Client._feed_ahead`)
+feeds to its screen, a screen at a time."""
+FEED_EVERY = 0.25
+"""Seconds between two rounds of the background feeder."""
 WATCH_TIMEOUT = 30.0
 """Seconds a latency watch waits for its text before it counts as an error."""
 DEBUG = bool(os.environ.get("BENCH_LOAD_DEBUG"))
@@ -441,6 +449,18 @@ class Client:
         for q in players:
             q.watch(pattern, t0, kind)
 
+    async def _feed_ahead(self) -> None:
+        """Every `FEED_EVERY` s, feed the screens with `FEED_AHEAD` bytes or more waiting, one
+        at a time, letting the loop go between two: a watch set on ten lobby screens (a chat
+        line) or a screen looked at then finds little to read at once, and the load process
+        is never held up for long by screens nobody looks at (see the module's text)."""
+        while True:
+            await asyncio.sleep(FEED_EVERY)
+            for p in list(self.players.values()):
+                if p.unread_bytes >= FEED_AHEAD:
+                    p.catch_up()
+                    await asyncio.sleep(0)
+
     async def _probe_lag(self) -> None:
         """This load process's own delay (`lag`): how late a `LAG_PERIOD` sleep wakes, its
         loop busy reading the other players' screens. A late wake-up is as late a look at a
@@ -467,6 +487,7 @@ class Client:
         collector.start()
         sweeper = asyncio.create_task(self._sweep())
         probe = asyncio.create_task(self._probe_lag())
+        feeder = asyncio.create_task(self._feed_ahead())
         setups: list[asyncio.Task] = []
         await asyncio.sleep(self.offset)
         start = time.monotonic()
@@ -497,6 +518,7 @@ class Client:
         await asyncio.gather(*(p.close() for p in self.players.values()), return_exceptions=True)
         sweeper.cancel()
         probe.cancel()
+        feeder.cancel()
         collector.stop()
 
     async def _visit(self) -> None:
