@@ -23,13 +23,17 @@ keyed by what the matching reads, and nothing else:
 A node asked about again, in any app, gets the same rules without the matching; the rules
 are put on it as Textual puts them (`Stylesheet.replace_rules`, animated or not), then its
 component classes are styled as before. What a node is styled with is exactly what Textual
-works out (tests/test_screens_capacity.py compares every node of a lobby and a table, across
-focus changes and modes).
+works out (tests/test_restyles.py compares every node of a lobby and a table with Textual's
+own answer, across changes of focus and the table's modes, the cache shared or not). A node
+whose pseudo-classes cannot be read now (no app) is styled Textual's way and not kept.
 
-And `replace_rules`, animated (a restyle after a change of focus or class), first asks
-whether the rules are the ones the node has: Textual answers that by building a `Styles`
-of the new rules and copying both rule maps to compare them; here the two maps are compared
-as they are, with the same answer.
+And `replace_rules`: animated (a restyle after a change of focus or class), it first asks
+whether the rules are the ones the node has, as Textual does, but compares the two rule maps
+as they are (Textual built a `Styles` of the new rules and copied both maps); with no
+transition in either (none of our CSS or Textual's widgets has one), animated or not, it sets
+only the rules whose values differ, where Textual set every rule of the old and the new
+through its style properties (a rule set to the value it has changes nothing). Rules with a
+transition go Textual's way.
 """
 
 from __future__ import annotations
@@ -180,7 +184,11 @@ def install_shared_restyles() -> None:
         cache: dict[tuple[Any, ...], Any] | None = None,
     ) -> None:
         plan = _plan(self)
-        key = (plan.number, _path_key(node, plan))
+        try:
+            key = (plan.number, _path_key(node, plan))
+        except Exception:  # noqa: BLE001 - e.g. no app to read `:dark` from: Textual's way
+            textual_apply(self, node, animate=animate, cache=cache)
+            return
         found = entries.get(key)
         if found is not None:
             entries.move_to_end(key)
