@@ -140,7 +140,8 @@ SEAT_DRAWINGS: LRUCache[tuple[object, ...], tuple[Content, ...]] = LRUCache(1024
 """Seats drawn (`CupsPanel`: a box's three lines, or a seat's line), by what they show, the
 width and the language, for every app of the process: the players at a table see the same
 seats, each but their own (issue 10: each bid drew every seat again in every app, ~5 % of
-a table screen's handling of a bid)."""
+a table screen's handling of a bid). A seat as drawn holds nothing hidden (its count, its
+dice set aside face up, its state), so sharing it shows no one a die they may not see."""
 
 
 class CupsPanel(ChangedRows, Widget):
