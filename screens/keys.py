@@ -1,5 +1,6 @@
 """Keys taken one at a time: a key read with others goes where the keys before it left the
-focus (issue 10's bench found it; RULES of the UI: a key typed is never lost).
+focus (found chasing a lost chat line in issue 10's load bench; nothing a player types is
+lost).
 
 A terminal driver posts every key of one read to the app at once: a paste, a fast typist,
 or any typist on a laggy link (the keys wait in the network and arrive together). Textual
@@ -16,10 +17,11 @@ the key has been handled at every widget on its way (or stopped by one) and its 
 have run - and whatever those did to the focus (`Widget.focus()` asks the app's queue, so
 that is done by then too). It then goes up once more from the widget focused then, behind
 the messages the bindings posted on that way (the chat's Escape posts `Done`; its screen
-moves the focus back to the list). The next key held is then taken, and goes where the
-focus is now. A key a priority binding handles is done at once. Should the `KeyHandled` be lost (its
-widget removed with the key, say), the keys held go on after `KEY_WAIT` seconds all the
-same. Mouse events and pastes are not held (a paste is one event)."""
+moves the focus back to the list) - only when a key is held (a key read later finds them
+handled). The next key held is then taken, and goes where the focus is now. A key a
+priority binding handles is done at once. Should the `KeyHandled` be lost (its widget
+removed with the key, say), the keys held go on after `KEY_WAIT` seconds all the same.
+Mouse events and pastes are not held (a paste is one event)."""
 
 from __future__ import annotations
 
@@ -93,7 +95,7 @@ class OneKeyAtATime:
         message.stop()
         if message.key is not self._key_out:
             return
-        if message.lap == 1:
+        if message.lap == 1 and self._held:  # a key waits: let it find the focus settled
             app: Any = self
             (app.focused or app.screen).post_message(KeyHandled(message.key, lap=2))
             return
