@@ -89,7 +89,11 @@ class RoundsScreen(Screen[None]):
         if fresh and game.round_index != self._revealed:
             self._revealed = game.round_index
             self._show_reveal(table, game)
-            self.set_focus(None)
+            if not self.has_class("-chat"):
+                # a player typing at the table's chat keeps the line: the keys they are
+                # typing stay its own (taken from it, the pane stayed open and its Escape
+                # went to the table's keys); Escape closes it, then the reveal's keys
+                self.set_focus(None)
             self.set_mode(True, "-reveal")
             self._draw_composer()
         elif game.phase == "bidding" and game.bids and self.has_class("-reveal"):

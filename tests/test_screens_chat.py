@@ -16,6 +16,7 @@ from screens.create import CreateTableDialog
 from tests.test_screens_fakes import (
     FakeSession,
     bid,
+    call,
     lobby_state,
     rolled,
     screen_text,
@@ -219,3 +220,28 @@ async def test_keys_held_go_on_if_the_key_before_them_is_never_known_handled(mon
         await wait_until(pilot, lambda: "ben's table" in screen_text(app))
         post_keys(app, "m", "h", "i", "enter")
         await wait_until(pilot, lambda: P.Say(text="hi") in session.sent)
+
+
+async def test_a_reveal_while_the_table_chat_is_open_leaves_the_line_its_keys() -> None:
+    """A round ends (a reveal) while the player types at the table's chat: the line keeps
+    the focus and what is typed; Escape then closes the chat and Space the reveal. (The
+    reveal took the focus and left the pane open: Escape reached the table's keys and the
+    chat stayed open, found by the load bench.)"""
+    session = FakeSession()
+    app = make_app(session)
+    game = rolled(opener=0)
+    session.feed(P.Welcome(name="ana"), lobby_state(), table_state(observe(bid(game, 0, 3, 4), 0)))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "Current bid: 3×4" in screen_text(app))
+        pane = app.screen.query_one(ChatPane)
+        await pilot.press("t", *"gl")
+        assert pane.is_open and isinstance(app.focused, ChatInput)
+        revealed = call(bid(game, 0, 3, 4), 1)  # seat 1 calls dudo: round 1 is revealed
+        session.feed(table_state(observe(revealed, 0)))
+        await wait_until(pilot, lambda: app.screen.has_class("-reveal"))
+        assert pane.is_open and isinstance(app.focused, ChatInput)
+        await pilot.press(*" hf", "enter")
+        await wait_until(pilot, lambda: P.Say(text="gl hf") in session.sent)
+        await pilot.press("escape")
+        assert not pane.is_open and app.focused is None
+        assert app.screen.has_class("-reveal")
