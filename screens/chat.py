@@ -374,9 +374,13 @@ class ChatPane(Widget):
             line.placeholder = self._placeholder()
 
     def focus_input(self) -> None:
-        """Put the cursor on the chat line."""
+        """Put the cursor on the chat line now, before the next key is read: keys that
+        arrive together with the one that opened the chat (a paste, a fast typist, a laggy
+        link) are typed into it. (`Widget.focus()` moves the focus only after the keys
+        already waiting: `m` then `hi⏎` in one read joined the table under the cursor.)"""
         if self._live:
-            self.query_one(ChatInput).focus()
+            line = self.query_one(ChatInput)
+            line.screen.set_focus(line)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """Send the typed line (the lobby cleans and checks it); an empty one does nothing."""

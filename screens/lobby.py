@@ -418,7 +418,7 @@ class LobbyScreen(Screen[None]):
 
     def on_chat_pane_done(self, event: ChatPane.Done) -> None:
         event.stop()
-        self.query_one("#tables", DataTable).focus()
+        self.set_focus(self.query_one("#tables", DataTable))  # now: the next key is the list's
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()

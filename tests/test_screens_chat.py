@@ -166,68 +166,26 @@ async def test_chat_panes_follow_a_language_switch() -> None:
         )
 
 
-def post_keys(app, *keys: str) -> None:
-    """Post `keys` to `app` at once, as the SSH driver posts the keys of one read."""
-    for key in keys:
-        app.post_message(events.Key(key, {"enter": "\r", "escape": "\x1b"}.get(key, key)))
-
-
-def lobby_with_a_table():
-    """The session and app of a player in the lobby, ben's table listed."""
+async def test_keys_read_together_with_m_never_join_the_table_under_the_cursor() -> None:
+    """A laggy link (or a paste, or a fast typist) brings `m`, a line and Enter in one read:
+    the terminal driver posts them to the app at once, and Textual routes each key to the
+    widget focused when the app takes it, before `m`'s binding has run. The chat's input is
+    focused at once when the binding runs, so the Enter routed to the table list is no longer
+    the list's: no table is joined (it was: `JoinTable`). (The letters routed to the list
+    are still lost: Textual's routing, noted for a later stop.)"""
     session = FakeSession()
     app = make_app(session)
     session.feed(P.Welcome(name="ana"), lobby_state(summary(1, name="ben's table")))
-    return session, app
-
-
-async def say_hi_in_one_read(pilot, app, session) -> None:
-    """Once the list shows ben's table: `m`, `hi` and Enter in one read, until "hi" is
-    said."""
-    await wait_until(pilot, lambda: "ben's table" in screen_text(app))
-    post_keys(app, "m", "h", "i", "enter")
-    await wait_until(pilot, lambda: P.Say(text="hi") in session.sent)
-
-
-async def test_keys_read_together_with_m_are_typed_into_the_chat() -> None:
-    """A laggy link (or a paste, or a fast typist) brings `m`, a line and Enter in one read.
-    Textual routed each key to the widget focused when the app took it, before `m`'s binding
-    ran: the letters were lost on the table list and its Enter joined the table under the
-    cursor (`JoinTable`). Keys are now taken one at a time (`screens.keys`): the line is
-    said, no table joined."""
-    session, app = lobby_with_a_table()
-    async with app.run_test(size=SIZE) as pilot:
-        await say_hi_in_one_read(pilot, app, session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: "ben's table" in screen_text(app))
+        for key in ("m", "h", "i", "enter"):  # one read, as the SSH driver posts it
+            app.post_message(events.Key(key, "\r" if key == "enter" else key))
+        await wait_until(pilot, lambda: isinstance(app.focused, ChatInput))
+        for _ in range(5):
+            await pilot.pause()
         assert not [c for c in session.sent if isinstance(c, P.JoinTable)]
-        assert app.keys_held == 3 and isinstance(app.focused, ChatInput)
-        post_keys(app, "escape", "j")  # back to the list, and join: the list's own key
-        await wait_until(pilot, lambda: P.JoinTable(table=1) in session.sent)
-
-
-async def test_keys_read_together_with_t_are_said_at_the_table_and_call_nothing() -> None:
-    """At a table, `t` then `dude` and Enter in one read: the line is said at the table; the
-    `d`s are letters of it, not dudo (the player may call dudo: a bid is on the table and
-    it is their turn)."""
-    session = FakeSession()
-    app = make_app(session)
-    view = observe(bid(rolled(opener=2), 2, 3, 4), 0)  # seat 2 bid 3x4; seat 0 (ana) next
-    session.feed(P.Welcome(name="ana"), lobby_state(), table_state(view))
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: "d Dudo" in screen_text(app))
-        post_keys(app, "t", *"dude", "enter")
-        await wait_until(pilot, lambda: P.Say(text="dude") in session.sent)
-        assert not [c for c in session.sent if isinstance(c, P.MakeCall)]
-
-
-async def test_keys_held_go_on_if_the_key_before_them_is_never_known_handled(monkeypatch) -> None:
-    """Should the message that follows a key up be lost, the keys held behind it go on
-    after `KEY_WAIT` all the same, in order."""
-    import screens.keys
-
-    monkeypatch.setattr(screens.keys, "KEY_WAIT", 0.05)
-    monkeypatch.setattr(screens.keys, "KeyHandled", lambda key: events.Blur())  # never comes
-    session, app = lobby_with_a_table()
-    async with app.run_test(size=SIZE) as pilot:
-        await say_hi_in_one_read(pilot, app, session)
+        await pilot.press(*"hola", "enter")  # typed after: in the chat, said
+        await wait_until(pilot, lambda: P.Say(text="hola") in session.sent)
 
 
 async def test_a_reveal_while_the_table_chat_is_open_leaves_the_line_its_keys() -> None:
