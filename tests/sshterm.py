@@ -32,18 +32,38 @@ KEYS = {
 }
 
 
+SYNC_QUERY = b"\x1b[?2026$p"
+"""The app asks whether the terminal supports synchronized output (DECRQM, mode 2026)."""
+SYNC_SUPPORTED = b"\x1b[?2026;2$y"
+"""The answer of a terminal that does (the mode is known and reset)."""
+SYNC_BEGIN, SYNC_END = b"\x1b[?2026h", b"\x1b[?2026l"
+"""The marks around each frame of an app that knows the terminal supports them."""
+
+
 class Terminal:
     """One SSH session seen through a pyte screen of `size` (columns, rows).
 
     `raw` keeps every byte received (standard output and error, as a terminal shows both),
-    to audit what reached the client."""
+    to audit what reached the client.
 
-    def __init__(self, size: tuple[int, int] = (80, 24)) -> None:
+    Like most terminals today (kitty, WezTerm, iTerm2, foot, Windows Terminal…) it says it
+    supports synchronized output (mode 2026) when asked, unless `synchronized` is False: the
+    app then wraps each frame in begin/end marks, and the terminal shows a frame only once
+    all of it arrived. So `text`, `screens` and `changed` follow whole frames, never a frame
+    cut where one read of the channel ended (a reader that fell behind gets several frames
+    at once, cut at its read size: such a screen mixed old and new rows, e.g. a special-round
+    banner over a reveal whose other rows had not moved down yet)."""
+
+    def __init__(self, size: tuple[int, int] = (80, 24), synchronized: bool = True) -> None:
         self.screen = pyte.Screen(*size)
         self.stream = pyte.Stream(self.screen)
         self.raw = bytearray()
-        self.screens: list[str] = []  # every distinct screen shown, in order
+        self.screens: list[str] = []  # every distinct whole screen shown, in order
         self.changed = asyncio.Event()
+        self.synchronized = synchronized
+        self._in_frame = False  # between a frame's begin and end marks
+        self._tail = b""  # the last bytes read: a mark may be cut between two reads
+        self._shown = ""  # the screen as of the last whole frame
         self.conn: asyncssh.SSHClientConnection | None = None
         self.process: asyncssh.SSHClientProcess | None = None
         self._reader: asyncio.Task | None = None
@@ -89,16 +109,34 @@ class Terminal:
             if not data:
                 break
             self.raw += data
+            self._follow_frames(data)
             self.stream.feed(data.decode("utf-8", "replace"))
-            if not self.screens or self.screens[-1] != self.text:
-                self.screens.append(self.text)
+            if self._in_frame:
+                continue  # the rest of the frame comes with the next read
+            self._shown = "\n".join(self.screen.display)
+            if not self.screens or self.screens[-1] != self._shown:
+                self.screens.append(self._shown)
             self.changed.set()
+        self._in_frame = False
+        self._shown = "\n".join(self.screen.display)
         self.changed.set()
+
+    def _follow_frames(self, data: bytes) -> None:
+        """Answer the app's question whether synchronized output is supported, and note
+        whether `data` ends inside a frame (after a begin mark and before its end mark)."""
+        seen = self._tail + data
+        if self.synchronized and SYNC_QUERY in seen and SYNC_QUERY not in self._tail:
+            assert self.process is not None
+            self.process.stdin.write(SYNC_SUPPORTED)
+        begin, end = seen.rfind(SYNC_BEGIN), seen.rfind(SYNC_END)
+        if begin != end:  # both -1 when neither is there: as before
+            self._in_frame = begin > end
+        self._tail = seen[-(len(SYNC_QUERY) - 1) :]
 
     @property
     def text(self) -> str:
-        """The screen now, one line per row."""
-        return "\n".join(self.screen.display)
+        """The screen as of the last whole frame, one line per row."""
+        return self._shown
 
     @property
     def closed(self) -> bool:

@@ -41,7 +41,7 @@ from perudo_ssh.rules import Resign, Roll, RoundResult, apply, new_game
 from perudo_ssh.session import LobbySession
 from perudo_ssh.table import GameLog
 from tests.conftest import StoredServer
-from tests.sshterm import Terminal
+from tests.sshterm import SYNC_BEGIN, SYNC_END, Terminal
 from tests.test_e2e_faults import both, dice_rows, play_on, steer, until
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.slow]  # the quick loop: -m "not slow"
@@ -156,7 +156,7 @@ _REVEAL_HAND = re.compile(r"^ (.{17})((?:\[[1-6]\] | [1-6]  )+)")
 
 
 def audit_frames(term: Terminal, me: str | None, truth: Truth) -> tuple[Counter[str], list[str]]:
-    """Every screen `term` showed (after each chunk of bytes it received), as the player
+    """Every whole screen `term` showed (each frame once all of it arrived), as the player
     `me` (None: a spectator) of the game `truth`: what was examined, and what leaked."""
     counts: Counter[str] = Counter()
     faults: list[str] = []
@@ -361,9 +361,11 @@ async def test_no_hidden_die_reaches_anyone_but_its_owner_before_the_reveal(
         assert events.counts["player"] > 20 and events.counts["spectator"] > 10
         assert events.counts["in play"] > 20
 
-        # 2. the screens: each terminal's every frame
+        # 2. the screens: each terminal's every whole frame (the app marks where each frame
+        # begins and ends; a frame cut where a read ended is not one the player sees)
         examined: Counter[str] = Counter()
         for term, me in ((ana, "ana"), (ben, "ben"), (ben_again, "ben"), (cyd, None)):
+            assert SYNC_BEGIN in term.raw and SYNC_END in term.raw
             counts, faults = audit_frames(term, me, truth)
             assert faults == [], faults[0]
             assert counts["frames"] > 5 and counts["cups"] > 5, (me, counts)
