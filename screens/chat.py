@@ -142,7 +142,9 @@ class ChatInput(QuietInput):
 
     BINDINGS = [
         Binding("enter", "submit", N_("Say"), key_display="⏎"),
-        Binding("escape", "done", N_("Back"), key_display="esc"),
+        # priority: the line is left as soon as the app reads Escape, so the keys read with
+        # it go where the focus goes (`action_done`), not into the line
+        Binding("escape", "done", N_("Back"), key_display="esc", priority=True),
     ]
 
     def __init__(self, *, placeholder: str = "", id: str | None = None) -> None:
@@ -156,6 +158,10 @@ class ChatInput(QuietInput):
         event.text = (clean_chat(event.text) or "")[: max(0, room)]
 
     def action_done(self) -> None:
+        """Escape: leave the line now, for what the screen's `after_chat()` names (None:
+        the screen's own keys), then tell the screen (`ChatPane.Done`)."""
+        after_chat = getattr(self.screen, "after_chat", None)
+        self.screen.set_focus(after_chat() if after_chat is not None else None)
         self.post_message(ChatPane.Done())
 
 

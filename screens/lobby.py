@@ -16,7 +16,8 @@ from textual.cache import LRUCache
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Static
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import CellDoesNotExist
 
 from perudo_ssh import protocol
@@ -155,7 +156,11 @@ class LobbyScreen(Screen[None]):
         # private tables and challenges (issue 13)
         Binding("e", "invite_code", N_("Invite code")),
         Binding("x", "challenge", N_("Challenge")),
-        Binding("m", "chat", N_("Chat"), show=False),  # the pane's title says so
+        # the pane's title says so; priority: the chat's line has the focus before the app
+        # routes the keys read with `m` (a paste, a fast typist, a slow link), which it
+        # would otherwise route to the table list; not while a line has the focus (`m` is
+        # then typed: `check_action`)
+        Binding("m", "chat", N_("Chat"), show=False, priority=True),
         Binding("f2", "app.language", N_("Language"), key_display="F2"),
         Binding("q", "app.quit", N_("Quit")),
     ]
@@ -412,13 +417,24 @@ class LobbyScreen(Screen[None]):
         if table is not None:
             self.post_message(Send(protocol.SpectateTable(table=table.id)))
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`m` opens the chat unless a line has the focus: there it is a letter typed."""
+        if action == "chat":
+            return not isinstance(self.focused, Input)
+        return True
+
     def action_chat(self) -> None:
         """`m`: type a line in the lobby's chat (Escape comes back to the tables)."""
         self.query_one(ChatPane).focus_input()
 
+    def after_chat(self) -> Widget | None:
+        """Where the focus goes when the chat's line is left (`ChatInput.action_done`): the
+        table list, whose keys are then the next keys read."""
+        return self.query_one("#tables", DataTable)
+
     def on_chat_pane_done(self, event: ChatPane.Done) -> None:
         event.stop()
-        self.set_focus(self.query_one("#tables", DataTable))  # now: the next key is the list's
+        self.set_focus(self.after_chat())
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()

@@ -111,8 +111,11 @@ class TableScreen(RoundsScreen):
         Binding("b", "add_bot", N_("Add bot")),
         Binding("s", "start", N_("Start")),
         Binding("l,escape", "leave", N_("Leave"), key_display="l"),
-        # the table's chat opens over the bids and closes again; listed in the help
-        Binding("t", "chat", N_("Chat"), show=False),
+        # the table's chat opens over the bids and closes again; listed in the help;
+        # priority, as `m` in the lobby: the keys read with `t` are typed into the chat's
+        # line (routed to the table's keys, `t` then `dude` could call dudo), not while a
+        # line has the focus (`check_action`: `t` is then typed)
+        Binding("t", "chat", N_("Chat"), show=False, priority=True),
         # the round log (issue 13) opens over the bids too; PgUp/PgDn scroll it
         Binding("g", "round_log", N_("Rounds")),
         Binding("pageup", "scroll_log(-1)", show=False),
@@ -423,7 +426,9 @@ class TableScreen(RoundsScreen):
         t, game = self._table, self.game
         if action in ("add_bot", "start"):
             return t is not None and t.status == "waiting" and self._is_creator()
-        if action in ("leave", "chat"):
+        if action == "chat":
+            return not isinstance(self.focused, Input)
+        if action == "leave":
             return True
         if action in ("round_log", "scroll_log"):  # a game begun: its rounds, when ended
             if game is None or (t is not None and t.status == "waiting"):

@@ -166,26 +166,63 @@ async def test_chat_panes_follow_a_language_switch() -> None:
         )
 
 
-async def test_keys_read_together_with_m_never_join_the_table_under_the_cursor() -> None:
+def post_read(app, keys: str | list[str]) -> None:
+    """Post `keys` to the app at once, as the SSH driver posts the keys of one read (a
+    paste, a fast typist, a slow link)."""
+    for key in keys:
+        character = {"enter": "\r", "escape": "\x1b"}.get(key, key)
+        app.post_message(events.Key(key, character))
+
+
+async def test_keys_read_together_with_m_are_the_chat_s_and_escape_gives_them_back() -> None:
     """A laggy link (or a paste, or a fast typist) brings `m`, a line and Enter in one read:
-    the terminal driver posts them to the app at once, and Textual routes each key to the
-    widget focused when the app takes it, before `m`'s binding has run. The chat's input is
-    focused at once when the binding runs, so the Enter routed to the table list is no longer
-    the list's: no table is joined (it was: `JoinTable`). (The letters routed to the list
-    are still lost: Textual's routing, noted for a later stop.)"""
+    Textual routes each key to the widget focused when the app takes it, and a binding that
+    is not a priority runs only when its key comes back up to the app, after the keys behind
+    it were routed: the letters went to the table list (lost) and the Enter joined the table
+    under the cursor. `m` is a priority binding now: the line has the focus at once, the
+    letters are typed and the line said. Escape and `j` in one read: Escape leaves the line
+    at once (a priority too), so `j` joins from the list. `m` typed into the line is a
+    letter of it."""
     session = FakeSession()
     app = make_app(session)
     session.feed(P.Welcome(name="ana"), lobby_state(summary(1, name="ben's table")))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_until(pilot, lambda: "ben's table" in screen_text(app))
-        for key in ("m", "h", "i", "enter"):  # one read, as the SSH driver posts it
-            app.post_message(events.Key(key, "\r" if key == "enter" else key))
-        await wait_until(pilot, lambda: isinstance(app.focused, ChatInput))
-        for _ in range(5):
-            await pilot.pause()
+        post_read(app, ["m", *"hola there", "enter"])
+        await wait_until(pilot, lambda: P.Say(text="hola there") in session.sent)
         assert not [c for c in session.sent if isinstance(c, P.JoinTable)]
-        await pilot.press(*"hola", "enter")  # typed after: in the chat, said
-        await wait_until(pilot, lambda: P.Say(text="hola") in session.sent)
+        assert isinstance(app.focused, ChatInput)
+        post_read(app, ["m", *"ama", "enter"])  # the chat's line has the focus: a letter
+        await wait_until(pilot, lambda: P.Say(text="mama") in session.sent)
+        post_read(app, ["escape", "j"])
+        await wait_until(pilot, lambda: P.JoinTable(table=1) in session.sent)
+        assert isinstance(app.focused, DataTable)
+
+
+async def test_keys_read_together_with_t_at_a_table_are_the_chat_s_never_a_call() -> None:
+    """At a table where the player may call dudo, `t`, `dude` and Enter in one read say
+    "dude" and call nothing (routed to the table's keys, each `d` was a dudo to call); `t`
+    typed into the chat's line or the bid line is a letter of it; Escape and `d` in one read
+    close the chat and call dudo, as typed one by one."""
+    session = FakeSession()
+    app = make_app(session)
+    game = observe(bid(rolled(opener=2), 2, 3, 4), 0)  # carl bid 3×4: ana may call dudo
+    session.feed(P.Welcome(name="ana"), lobby_state(summary(1)), table_state(game))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "Current bid: 3×4" in screen_text(app))
+        pane = app.screen.query_one(ChatPane)
+        post_read(app, ["t", *"dude", "enter"])
+        await wait_until(pilot, lambda: P.Say(text="dude") in session.sent)
+        assert not [c for c in session.sent if isinstance(c, P.MakeCall)]
+        post_read(app, ["t", *"ot", "enter"])
+        await wait_until(pilot, lambda: P.Say(text="tot") in session.sent)
+        assert pane.is_open
+        post_read(app, ["escape", "d"])
+        await wait_until(pilot, lambda: P.MakeCall(call="dudo") in session.sent)
+        assert not pane.is_open
+        await pilot.press("tab", *"4xt")
+        assert app.focused is app.screen.query_one("#bid-input") and not pane.is_open
+        assert app.focused.value == "4xt"
 
 
 async def test_a_reveal_while_the_table_chat_is_open_leaves_the_line_its_keys() -> None:
