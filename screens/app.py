@@ -33,6 +33,7 @@ from screens.admin import AdminScreen
 from screens.chat import ChatLogs, chat_arrived
 from screens.dialogs import ConfirmDialog
 from screens.help import HelpScreen
+from screens.keys import KeysOnTheirWay
 from screens.lobby import LobbyScreen
 from screens.messages import LobbyEventArrived, Send
 from screens.notices import DrawnNotices
@@ -79,7 +80,7 @@ def idle_farewell(tr: Translator, seconds: float) -> str:
     )
 
 
-class PerudoApp(DrawnNotices, App[str | None]):
+class PerudoApp(KeysOnTheirWay, DrawnNotices, App[str | None]):
     """Perudo for one player: the lobby, the table they sit at or watch, dialogs.
 
     `language` is one of `perudo_ssh.i18n.LANGUAGES` (anything else reads English); `tr`

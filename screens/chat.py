@@ -26,6 +26,7 @@ from textual.widgets import Input
 from perudo_ssh import protocol
 from perudo_ssh.chat import HISTORY, MAX_CHAT_LENGTH, clean_chat
 from perudo_ssh.i18n import N_, Translator
+from screens.keys import at_once
 from screens.messages import Send
 from screens.shared import SHARED_CACHES, QuietInput, SharedLines, send_at_once
 from screens.widgets import app_tr
@@ -142,9 +143,10 @@ class ChatInput(QuietInput):
 
     BINDINGS = [
         Binding("enter", "submit", N_("Say"), key_display="⏎"),
-        # priority: the line is left as soon as the app reads Escape, so the keys read with
-        # it go where the focus goes (`action_done`), not into the line
-        Binding("escape", "done", N_("Back"), key_display="esc", priority=True),
+        # at once when it keeps the order of the keys read with it (screens/keys.py: they go
+        # where the focus goes, `action_done`, not into the line)
+        Binding("escape", "done_at_once", N_("Back"), key_display="esc", priority=True),
+        Binding("escape", "done", N_("Back"), key_display="esc", show=False),
     ]
 
     def __init__(self, *, placeholder: str = "", id: str | None = None) -> None:
@@ -156,6 +158,12 @@ class ChatInput(QuietInput):
         # the cleaned text
         room = MAX_CHAT_LENGTH - len(self.value) + len(self.selected_text)
         event.text = (clean_chat(event.text) or "")[: max(0, room)]
+
+    def action_done_at_once(self) -> None:
+        """Escape as the app takes it (a priority binding), unless keys before it are still
+        on their way (the line's Enter: it says the line first; `screens.keys.at_once`)."""
+        at_once(self.app)
+        self.action_done()
 
     def action_done(self) -> None:
         """Escape: leave the line now, for what the screen's `after_chat()` names (None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from rich.text import Text
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.cache import LRUCache
@@ -28,6 +29,7 @@ from screens.create import CreateTableDialog
 from screens.footer import Footer
 from screens.history import HistoryScreen
 from screens.invite import ChallengeDialog, InviteCodeDialog
+from screens.keys import at_once
 from screens.leaderboard import LeaderboardScreen
 from screens.messages import Send
 from screens.mounting import composed
@@ -156,11 +158,10 @@ class LobbyScreen(Screen[None]):
         # private tables and challenges (issue 13)
         Binding("e", "invite_code", N_("Invite code")),
         Binding("x", "challenge", N_("Challenge")),
-        # the pane's title says so; priority: the chat's line has the focus before the app
-        # routes the keys read with `m` (a paste, a fast typist, a slow link), which it
-        # would otherwise route to the table list; not while a line has the focus (`m` is
-        # then typed: `check_action`)
-        Binding("m", "chat", N_("Chat"), show=False, priority=True),
+        # the pane's title says so; at once when it keeps the order of the keys read with
+        # it (screens/keys.py: they are typed into the chat's line, not lost to the list)
+        Binding("m", "chat_at_once", show=False, priority=True),
+        Binding("m", "chat", N_("Chat"), show=False),
         Binding("f2", "app.language", N_("Language"), key_display="F2"),
         Binding("q", "app.quit", N_("Quit")),
     ]
@@ -417,11 +418,14 @@ class LobbyScreen(Screen[None]):
         if table is not None:
             self.post_message(Send(protocol.SpectateTable(table=table.id)))
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """`m` opens the chat unless a line has the focus: there it is a letter typed."""
-        if action == "chat":
-            return not isinstance(self.focused, Input)
-        return True
+    def action_chat_at_once(self) -> None:
+        """`m` as the app takes it (a priority binding), before the keys read with it are
+        routed: unless a line has the focus (there `m` is a letter) or keys before it are
+        still on their way (`screens.keys.at_once`)."""
+        if isinstance(self.focused, Input):
+            raise SkipAction()
+        at_once(self.app)
+        self.action_chat()
 
     def action_chat(self) -> None:
         """`m`: type a line in the lobby's chat (Escape comes back to the tables)."""

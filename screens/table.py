@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 
 from textual import events
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Horizontal
@@ -38,6 +39,7 @@ from screens.chat import ChatInput, ChatPane
 from screens.composer import BidComposer
 from screens.dialogs import ConfirmDialog, Question, RerollDialog
 from screens.footer import Footer
+from screens.keys import at_once
 from screens.messages import Send
 from screens.mounting import composed
 from screens.reveal import RevealPanel
@@ -111,11 +113,11 @@ class TableScreen(RoundsScreen):
         Binding("b", "add_bot", N_("Add bot")),
         Binding("s", "start", N_("Start")),
         Binding("l,escape", "leave", N_("Leave"), key_display="l"),
-        # the table's chat opens over the bids and closes again; listed in the help;
-        # priority, as `m` in the lobby: the keys read with `t` are typed into the chat's
-        # line (routed to the table's keys, `t` then `dude` could call dudo), not while a
-        # line has the focus (`check_action`: `t` is then typed)
-        Binding("t", "chat", N_("Chat"), show=False, priority=True),
+        # the table's chat opens over the bids and closes again; listed in the help; at
+        # once when it keeps the order of the keys read with it (screens/keys.py: typed
+        # into the chat's line; routed to the table's keys, `t` then `dude` called dudo)
+        Binding("t", "chat_at_once", show=False, priority=True),
+        Binding("t", "chat", N_("Chat"), show=False),
         # the round log (issue 13) opens over the bids too; PgUp/PgDn scroll it
         Binding("g", "round_log", N_("Rounds")),
         Binding("pageup", "scroll_log(-1)", show=False),
@@ -426,9 +428,7 @@ class TableScreen(RoundsScreen):
         t, game = self._table, self.game
         if action in ("add_bot", "start"):
             return t is not None and t.status == "waiting" and self._is_creator()
-        if action == "chat":
-            return not isinstance(self.focused, Input)
-        if action == "leave":
+        if action in ("leave", "chat", "chat_at_once"):
             return True
         if action in ("round_log", "scroll_log"):  # a game begun: its rounds, when ended
             if game is None or (t is not None and t.status == "waiting"):
@@ -621,6 +621,15 @@ class TableScreen(RoundsScreen):
         log = self.query_one(RoundLog)
         if self.has_class("-log"):
             log.scroll_page_down(animate=False) if pages > 0 else log.scroll_page_up(animate=False)
+
+    def action_chat_at_once(self) -> None:
+        """`t` as the app takes it (a priority binding), before the keys read with it are
+        routed: unless a line has the focus (there `t` is a letter) or keys before it are
+        still on their way (`screens.keys.at_once`)."""
+        if isinstance(self.focused, Input):
+            raise SkipAction()
+        at_once(self.app)
+        self.action_chat()
 
     def action_chat(self) -> None:
         """`t`: open the table's chat, the cursor on its line; `t` (from the table's keys)

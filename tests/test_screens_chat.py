@@ -225,6 +225,29 @@ async def test_keys_read_together_with_t_at_a_table_are_the_chat_s_never_a_call(
         assert app.focused.value == "4xt"
 
 
+async def test_escape_read_with_the_enter_before_it_waits_for_that_enter() -> None:
+    """A chat line's Enter and the Escape after it in one read (a loaded server reads both
+    before the app takes the first): the line is said, then the chat closes. Escape acting
+    at once moved the focus before the Enter had come back up to the app, whose binding was
+    then looked up from the table: the line was lost and the Enter was the table's bid (the
+    load bench's lost table chat lines). And `m` read behind a key still on its way acts in
+    its turn too: the list's Enter joins, `m` then opens the chat."""
+    session = FakeSession()
+    app = make_app(session)
+    game = observe(rolled(opener=0), 0)  # ana opens: Enter would bid the composer's bid
+    session.feed(P.Welcome(name="ana"), lobby_state(summary(1)), table_state(game))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "Your bid ▸  1×2" in screen_text(app))
+        pane = app.screen.query_one(ChatPane)
+        post_read(app, ["t", *"gl", "enter", "escape"])
+        await wait_until(pilot, lambda: P.Say(text="gl") in session.sent)
+        await wait_until(pilot, lambda: not pane.is_open)
+        for _ in range(5):
+            await pilot.pause()
+        assert session.sent == [P.Say(text="gl")]  # no bid
+        assert app.keys_settled()
+
+
 async def test_a_reveal_while_the_table_chat_is_open_leaves_the_line_its_keys() -> None:
     """A round ends (a reveal) while the player types at the table's chat: the line keeps
     the focus and what is typed; Escape then closes the chat and Space the reveal. (The
