@@ -26,7 +26,9 @@ cause). The mix:
   over sends them back to the lobby to make another such table;
 * the rest in the lobby: the cursor up or down every 3–7 s, a lobby chat line every 20–40 s
   (`m`, text, `Enter`, `Esc`; `--chat-every S` seconds on average instead of 30, for more
-  chat samples). People of a six-seat table whose game ends stay idle in the lobby;
+  chat samples). People of a six-seat table whose game ends stay idle in the lobby, or
+  with `--again` make another six-seat table together and play again (the mix held; a
+  six-seat game lasts more than five minutes, so it matters only in longer windows);
 * `--stormers K` more sessions, not counted in N, that open and close the help by holding
   `?` (`--storm-keys` a second, default 250) from 5 s after they are in: the key storm of
   issue 11. The server slows each and ends it after `input_flood_seconds`; it logs in again
@@ -97,6 +99,7 @@ import asyncio
 import codecs
 import contextlib
 import gc
+import itertools
 import json
 import multiprocessing as mp
 import os
@@ -422,9 +425,11 @@ class Client:
         seed: int,
         visit_every: float = 0.0,
         chat_every: float = 30.0,
+        again: bool = False,
     ):
         self.visit_every = visit_every
         self.chat_every = chat_every
+        self.again = again
         self.seed = seed
         self.visitors = 0
         self.port = port
@@ -435,7 +440,7 @@ class Client:
         self.stats = Stats()
         self.players: dict[int, Player] = {}
         self.groups: dict[int, list[Player]] = {}
-        self.group_table: dict[int, asyncio.Future] = {}
+        self.group_table: dict[tuple[int, int], asyncio.Future] = {}  # by (group, game)
         self.stopping = False
         self.tasks: list[asyncio.Task] = []
 
@@ -477,7 +482,7 @@ class Client:
             self.players[p.index] = p
             if spec["role"] == "table":
                 self.groups.setdefault(spec["group"], []).append(p)
-                self.group_table.setdefault(spec["group"], loop.create_future())
+                self.group_table.setdefault((spec["group"], 0), loop.create_future())
         # the load's own collector as the server's (`perudo_ssh.collector`): with Python's
         # thresholds its collections stopped a load process for up to 80 ms (young), 170
         # (middle) and 220 (whole) in a 300-session window, each pause in the latencies of
@@ -719,21 +724,29 @@ class Client:
     # ---- playing ----
 
     async def _table_player(self, p: Player, spec: dict, done) -> None:
+        """A player of a six-seat table of people: its creator makes it, the other five
+        join; once the game is over they idle in the lobby, or with `--again` make another
+        such table together and play again, for ever."""
         group = self.groups[spec["group"]]
-        future = self.group_table[spec["group"]]
-        if spec["creator"]:
-            try:
-                table = await self._create(p, 6, 0)
-            except BaseException as exc:
-                future.set_exception(Stuck(f"creator failed: {exc}"))
-                raise
-            future.set_result(table)
-        else:
-            table = await asyncio.wait_for(asyncio.shield(future), 120 + len(self.specs))
-            await self._join(p, table)
-        await p.wait(lambda t: "Your dice" in t, 120, "the game to start")
-        done()
-        await self._play(p, group)
+        loop = asyncio.get_running_loop()
+        for game in itertools.count():
+            future = self.group_table.setdefault((spec["group"], game), loop.create_future())
+            if spec["creator"]:
+                try:
+                    table = await self._create(p, 6, 0)
+                except BaseException as exc:
+                    future.set_exception(Stuck(f"creator failed: {exc}"))
+                    raise
+                future.set_result(table)
+            else:
+                wait = 120 + len(self.specs) if game == 0 else 120
+                table = await asyncio.wait_for(asyncio.shield(future), wait)
+                await self._join(p, table)
+            await p.wait(lambda t: "Your dice" in t, 120, "the game to start")
+            done()
+            await self._play(p, group)
+            if not self.again:
+                break
         p.in_lobby = True  # idle in the lobby from now on
 
     async def _bot_player(self, p: Player, done) -> None:
@@ -854,13 +867,13 @@ def collector_pauses() -> list[tuple[float, int, float]]:
 
 
 def client_main(
-    port, specs, ramp, offset, seed, ready, stop, results, pin, visit_every, chat_every
+    port, specs, ramp, offset, seed, ready, stop, results, pin, visit_every, chat_every, again
 ) -> None:
     """A load process: its players until `stop`, then its figures on `results`."""
     if pin:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {LOAD_CPU})
-    client = Client(port, specs, ramp, offset, seed, visit_every, chat_every)
+    client = Client(port, specs, ramp, offset, seed, visit_every, chat_every, again)
     pauses = collector_pauses()
     try:
         asyncio.run(client.run(ready, stop))
@@ -1027,7 +1040,7 @@ def run_one(n: int, args) -> dict:
                 target=client_main,
                 args=(port, specs, args.ramp / args.clients, k / args.ramp, 1000 * n + k,
                       ready, stop, results, pin, args.visit_every * args.clients,
-                      args.chat_every),
+                      args.chat_every, args.again),
                 daemon=True,
             )  # fmt: skip
             proc.start()
@@ -1224,13 +1237,19 @@ def main(argv: list[str] | None = None) -> None:
         "--chat-every", type=float, default=30.0,
         help="mean seconds between two lobby chat lines of a lobby-goer (default 30: 20-40)",
     )  # fmt: skip
+    parser.add_argument(
+        "--again", action="store_true",
+        help="the people of a six-seat table play again together once their game is over "
+        "(the mix held; else they idle in the lobby)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if not args.no_pin and (os.cpu_count() or 1) >= 2:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {LOAD_CPU})  # keep CPU 0 for the server
     print(
         f"window {args.seconds:.0f} s, {args.clients} load processes, ramp {args.ramp:.0f}/s, "
-        f"server {'on CPU 0, load on CPU 1' if not args.no_pin else 'unpinned'}",
+        f"server {'on CPU 0, load on CPU 1' if not args.no_pin else 'unpinned'}"
+        f"{', six-seat tables play again' if args.again else ''}",
         flush=True,
     )
     rows = []
