@@ -195,7 +195,7 @@ class Choice(Widget, can_focus=True):
         self.refresh()
         for old in self.query_children(ChoiceList):
             old.remove()
-        if expanded:
+        if expanded and self.is_mounted:  # else its screen is composed or taken down
             options = [Option(words) for words, _ in self._options]
             shown = ChoiceList(options, self._index(self.value) or 0)
             self.mount(shown)

@@ -343,3 +343,13 @@ async def test_a_choice_opens_its_list_and_picks_by_keys_typing_or_mouse():
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
         assert session.sent[0].turn_seconds == 0
+
+
+def test_a_list_asked_open_on_a_choice_not_mounted_opens_nothing():
+    """The key that opens a choice's list can reach a choice that is not mounted (its dialog
+    composed or taken down while a loaded server's keys wait: the load bench's one crashed
+    session, its client gone): no list is mounted on it, and nothing fails (it raised
+    MountError and ended the session)."""
+    seats = Choice([("2", 2), ("3", 3)], value=2)
+    seats.action_open()
+    assert seats.expanded and not seats.children
