@@ -65,6 +65,9 @@ A row's figures:
   (their loops busy reading the other players' screens). Each latency above includes the
   lag of the process that looked: a latency p99 near the lag's p99 is partly the load's.
 * `n` — the samples behind bid / chat / table chat (window only) and connect.
+* a window over two minutes is also printed a minute at a time (`from 60 s: server 84 %,
+  load 81 %; p99 bid …`): its start is not its steady state (at 300 sessions the bot tables'
+  games end from ~100 s on, and their players go through the lobby to make new ones).
 
 Only samples whose start falls in the window count (connect: all). The clients keep their
 cost down, so that the latencies are the server's: a session's output is fed to its pyte
@@ -1113,17 +1116,22 @@ def run_one(n: int, args) -> dict:
         }  # fmt: skip
         errors: list[str] = []
         drops = timeouts = storm_drops = 0
+        timed: list[tuple[str, float, float]] = []  # (kind, when, latency) in the window
         for g in gathered:
             for kind, pairs in g["samples"].items():
                 for t0, lat in pairs:
                     if kind == "ramp" or t_start <= t0 <= t_end:
                         samples[kind].append(lat)
+                    if kind != "ramp" and t_start <= t0 <= t_end:
+                        timed.append((kind, t0, lat))
             errors += g["errors"]
             drops += g["drops"]
             storm_drops += g.get("storm_drops", 0)
             timeouts += g["watch_timeouts"]
         if len(gathered) < len(procs):
             errors.append(f"bench: {len(procs) - len(gathered)} load process(es) gave no figures")
+        per_second = list(zip(srv_times, srv_samples, load_samples, strict=False))
+        row["parts"] = window_parts(t_start, t_end, per_second, timed)
         row["samples"] = samples
         gcp = [x for g in gathered for x in g.get("gc", ()) if t_start <= x[0] <= t_end]
         for gen in range(3):
@@ -1181,6 +1189,41 @@ def run_one(n: int, args) -> dict:
     if not args.keep:
         shutil.rmtree(tmp, ignore_errors=True)
     return row
+
+
+PART_SECONDS = 60.0
+"""A window longer than two of these is also shown part by part (`window_parts`)."""
+
+
+def window_parts(
+    t_start: float,
+    t_end: float,
+    cpu: list[tuple[float, float, float]],
+    timed: list[tuple[str, float, float]],
+) -> list[dict]:
+    """The window cut into parts of `PART_SECONDS` (when it holds more than two): for each,
+    its start (s into the window), the server's and the load's mean CPU % of the 1-s
+    samples `cpu` (time, server, load) in it, and the p99 of each kind of `timed` sample
+    (kind, time, latency s) taken in it. A long window's steady state is not its start: at
+    300 sessions the bot tables' games end from ~100 s on and their players make new ones."""
+    if t_end - t_start <= 2 * PART_SECONDS:
+        return []
+    parts = []
+    start = t_start
+    while start < t_end - 1:
+        end = min(t_end, start + PART_SECONDS)
+        srv = [c for t, c, _ in cpu if start <= t < end]
+        load = [c for t, _, c in cpu if start <= t < end]
+        part: dict = {
+            "from": start - t_start,
+            "srv": statistics.fmean(srv) if srv else None,
+            "load": statistics.fmean(load) if load else None,
+        }
+        for kind in ("bid", "chat", "tchat", "lag"):
+            part[kind] = pct([lat for k, t, lat in timed if k == kind and start <= t < end], 99)
+        parts.append(part)
+        start = end
+    return parts
 
 
 HEAD = (
@@ -1278,6 +1321,20 @@ def details(row: dict, args) -> None:
         f"{row['watch_timeouts']} latency watches timed out"
         + (f"; stormers ended by the server {row['storm_drops']} times" if args.stormers else "")
     )
+    for part in row.get("parts", ()):
+
+        def ms(v):
+            return "-" if v is None else f"{v * 1000:.0f}"
+
+        def cpu(v):
+            return "-" if v is None else f"{v:.0f}"
+
+        print(
+            f"   from {part['from']:3.0f} s: server {cpu(part['srv'])} %, "
+            f"load {cpu(part['load'])} %; "
+            f"p99 bid {ms(part['bid'])}, chat {ms(part['chat'])}, tchat {ms(part['tchat'])}, "
+            f"lag {ms(part['lag'])} ms"
+        )
     if (row["srv_mean"] or 0) >= 90:
         print("   the server used a whole core (SAT): it is CPU-bound at this N")
     if (row["load_mean"] or 0) >= 90:
