@@ -162,7 +162,7 @@ class ChatInput(QuietInput):
     def action_done_at_once(self) -> None:
         """Escape as the app takes it (a priority binding), unless keys before it are still
         on their way (the line's Enter: it says the line first; `screens.keys.at_once`)."""
-        at_once(self.app)
+        at_once(self)
         self.action_done()
 
     def action_done(self) -> None:

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Any
 
 from textual import events
 from textual.actions import SkipAction
+from textual.dom import DOMNode
+from textual.widgets import Input
 
 KEY_LOST_AFTER = 1.0
 """Seconds after which a key routed to a widget and neither stopped there nor back at the app
@@ -68,9 +69,12 @@ class KeysOnTheirWay:
         return False
 
 
-def at_once(app: Any) -> None:
-    """In a `…_at_once` action: go on only if every key before has been handled; else raise
-    `SkipAction`, so that the key goes the usual way, behind them."""
-    settled = getattr(app, "keys_settled", None)
+def at_once(node: DOMNode, letter: bool = False) -> None:
+    """In a `…_at_once` action of `node`: go on only if every key before has been handled,
+    and, for a `letter` key, no line has the focus (there it is typed); else raise
+    `SkipAction`, so that the key goes the usual way, behind the others."""
+    if letter and isinstance(node.screen.focused, Input):
+        raise SkipAction()
+    settled = getattr(node.app, "keys_settled", None)
     if settled is not None and not settled():
         raise SkipAction()

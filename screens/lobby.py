@@ -10,7 +10,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 from rich.text import Text
-from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.cache import LRUCache
@@ -18,7 +17,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Static
 from textual.widgets.data_table import CellDoesNotExist
 
 from perudo_ssh import protocol
@@ -422,9 +421,7 @@ class LobbyScreen(Screen[None]):
         """`m` as the app takes it (a priority binding), before the keys read with it are
         routed: unless a line has the focus (there `m` is a letter) or keys before it are
         still on their way (`screens.keys.at_once`)."""
-        if isinstance(self.focused, Input):
-            raise SkipAction()
-        at_once(self.app)
+        at_once(self, letter=True)
         self.action_chat()
 
     def action_chat(self) -> None:

@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable
 
 from textual import events
-from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Horizontal
@@ -626,9 +625,7 @@ class TableScreen(RoundsScreen):
         """`t` as the app takes it (a priority binding), before the keys read with it are
         routed: unless a line has the focus (there `t` is a letter) or keys before it are
         still on their way (`screens.keys.at_once`)."""
-        if isinstance(self.focused, Input):
-            raise SkipAction()
-        at_once(self.app)
+        at_once(self, letter=True)
         self.action_chat()
 
     def action_chat(self) -> None:
