@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import random as random_module
 import re
 
 import msgspec
@@ -1292,3 +1293,79 @@ def test_seats_are_drawn_once_for_every_app_and_each_player_s_own_apart() -> Non
     assert ben._line(carl, 40, en) is line
     alone = ana._draw_line(carl, 40, en)
     assert (line.plain, line.spans) == (alone.plain, alone.spans)
+
+
+def _club_game(seed: int) -> list:
+    """Every state of a 3-seat club game of 2 dice each, played at random by `seed` (calzone
+    declared whenever it may be, dudo half the time): many special rounds after a reveal."""
+    import random
+
+    from perudo_ssh.rules import (
+        Call,
+        DeclareCalzone,
+        PlaceBid,
+        Roll,
+        apply,
+        legal_actions,
+        new_game,
+        options_for,
+    )
+
+    rng = random.Random(seed)
+    state = new_game(options_for("club", dice_per_player=2), 3, 0)
+    states = []
+    while state.phase != "over":
+        if state.phase == "rolling":
+            dice = tuple(tuple(rng.randint(1, 6) for _ in range(c)) for c in state.counts)
+            state = apply(state, Roll(dice=dice))
+        else:
+            moves = legal_actions(state, state.turn)
+            calzone = [m for m in moves if isinstance(m, DeclareCalzone)]
+            dudo = [m for m in moves if isinstance(m, Call) and m.call == "dudo"]
+            bids = [m for m in moves if isinstance(m, PlaceBid)]
+            if calzone:
+                state = apply(state, calzone[0])
+            elif dudo and (rng.random() < 0.5 or not bids):
+                state = apply(state, dudo[0])
+            else:
+                state = apply(state, bids[0])
+        states.append(state)
+    return states
+
+
+@pytest.mark.parametrize("seed", [70, 3, 11])
+async def test_a_spectator_s_every_frame_shows_a_reveal_whole(seed) -> None:
+    """`install_marked_full_map`: a spectator keeps a reveal open while the next round is
+    declared a calzone; the banner shown again made Textual work its map out lazily, and the
+    next layout then found nothing moved: a frame drew the reveal a row lower but not the
+    banner's row, which kept the reveal's old title (two titles, or hands with none: the dice
+    audit's failure, 1 run in 5). Every frame the terminal shows has exactly one title over
+    a reveal's hands, and it ends as a whole repaint. (Seed 70 failed without the mend.)"""
+    install_drawing_savers()
+    hand = re.compile(r"^ (.{17})((?:\[[1-6]\] | [1-6]  )+)")
+    title = re.compile(r"^ Round (\d+): ", re.MULTILINE)
+    rng = random_module.Random(seed)
+    session = FakeSession("cyd")
+    session.feed(P.Welcome(name="cyd"), lobby_state())
+    app = make_app(session)
+    shown = Shown(app, SIZE)
+    faults: list[str] = []
+    feed = shown.stream.feed
+
+    def audited(data: bytes) -> None:
+        feed(data)
+        frame = "\n".join(shown.screen.display)
+        if any(map(hand.match, frame.splitlines())) and len(title.findall(frame)) != 1:
+            faults.append(frame)
+
+    shown.stream.feed = audited  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        for text in ("You are a guest", "ben lost their connection", "ben is back"):
+            app.notify(text, timeout=600)
+        for state in _club_game(seed):
+            waiting = ("ana", "ben") if state.phase == "rolling" else ()
+            session.feed(table_state(observe(state, None), me=None, waiting_for=waiting))
+            for _ in range(rng.choice([0, 0, 0, 1, 2])):
+                await pilot.pause()
+        await settled(pilot, shown)
+    assert faults == [], faults[0]

@@ -508,6 +508,44 @@ def install_acyclic_layout() -> bool:
     return True
 
 
+def install_marked_full_map() -> None:
+    """When the compositor's map is worked out again between two layouts, mark what moved
+    as to be drawn, as a layout does (issue 10: a frame left stale rows on the screen).
+
+    Textual works the full map out lazily (`Compositor.full_map`) once a widget it does not
+    show yet asks to be drawn (`update_widgets` marks the map out of date): the special-round
+    banner shown again over a reveal. That map then became the one the next layout compares
+    its own with, so the layout found nothing moved and marked nothing to draw: the frame
+    drew the reveal at its new rows but not the banner's row, which kept the reveal's old
+    title (a spectator's screen: the hands of a reveal with no title, caught by the dice
+    audit of tests/test_dice_leaks.py, ~1 run in 5). Here the lazy map, like a layout,
+    marks the regions of every widget whose place changed. Idempotent."""
+    current = Compositor.__dict__["full_map"]
+    if getattr(current.fget, "perudo_marked", False):
+        return
+
+    def full_map(self: Compositor) -> Any:
+        if self.root is None:
+            return {}
+        if self._full_map_invalidated:
+            old_map = self._full_map
+            self._full_map_invalidated = False
+            map, _widgets = self._arrange_root(self.root, self.size, visible_only=False)
+            self._full_map = map
+            self._visible_widgets = None
+            self._visible_map = None
+            if self.size.region not in self._dirty_regions:
+                changes = map.items() ^ old_map.items()
+                for _, geometry in changes:
+                    region = geometry.clip.intersection(geometry.region)
+                    if region:
+                        self._dirty_regions.add(region)
+        return self._full_map
+
+    full_map.perudo_marked = True  # type: ignore[attr-defined]
+    Compositor.full_map = property(full_map)  # type: ignore[method-assign,assignment]
+
+
 def install_drawing_savers() -> None:
     """Everything above that makes many apps in one process draw for less (issue 10): CSS
     parsed once and each node's rules worked out once for all apps (`restyles`), strips'
@@ -528,6 +566,7 @@ def install_drawing_savers() -> None:
     install_reused_component_nodes()
     install_shared_restyles()
     install_acyclic_layout()
+    install_marked_full_map()
     install_speedups()
     install_slim_pumps()
     install_released_widgets()
