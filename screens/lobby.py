@@ -434,8 +434,7 @@ class LobbyScreen(Screen[None]):
         return self.query_one("#tables", DataTable)
 
     def on_chat_pane_done(self, event: ChatPane.Done) -> None:
-        event.stop()
-        self.set_focus(self.after_chat())
+        event.stop()  # the line moved the focus to `after_chat()` already
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()

@@ -645,9 +645,8 @@ class TableScreen(RoundsScreen):
             chat.focus_input()
 
     def on_chat_pane_done(self, event: ChatPane.Done) -> None:
-        event.stop()
+        event.stop()  # the line gave the focus back to the table's keys already
         self.set_mode(False, "-chat")
-        self.set_focus(None)
         self._back_at_table()
 
     def action_add_bot(self) -> None:

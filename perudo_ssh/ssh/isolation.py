@@ -525,22 +525,14 @@ def install_marked_full_map() -> None:
         return
 
     def full_map(self: Compositor) -> Any:
-        if self.root is None:
-            return {}
-        if self._full_map_invalidated:
-            old_map = self._full_map
-            self._full_map_invalidated = False
-            map, _widgets = self._arrange_root(self.root, self.size, visible_only=False)
-            self._full_map = map
-            self._visible_widgets = None
-            self._visible_map = None
-            if self.size.region not in self._dirty_regions:
-                changes = map.items() ^ old_map.items()
-                for _, geometry in changes:
-                    region = geometry.clip.intersection(geometry.region)
-                    if region:
-                        self._dirty_regions.add(region)
-        return self._full_map
+        worked_out, old_map = self._full_map_invalidated, self._full_map
+        map = current.fget(self)  # Textual's own, lazy
+        if worked_out and self.root is not None and self.size.region not in self._dirty_regions:
+            for _, geometry in map.items() ^ old_map.items():  # what moved, as `reflow` marks
+                region = geometry.clip.intersection(geometry.region)
+                if region:
+                    self._dirty_regions.add(region)
+        return map
 
     full_map.perudo_marked = True  # type: ignore[attr-defined]
     Compositor.full_map = property(full_map)  # type: ignore[method-assign,assignment]
