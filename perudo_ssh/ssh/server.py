@@ -64,7 +64,6 @@ from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import normal_address
 from perudo_ssh.names import clean_name
 from perudo_ssh.ssh.admission import STARTUPS_FULL, Connections, SessionCounts
-from perudo_ssh.ssh.cipher import install_quick_chacha
 from perudo_ssh.ssh.commands import CommandSession, ProgramFactory
 from perudo_ssh.ssh.hardening import (
     COMPRESSION_ALGS,
@@ -565,7 +564,6 @@ async def start_server(
     """
     install_redirect_guard()
     install_drawing_savers()
-    install_quick_chacha()
     host_key = load_or_create_host_key(host_key_dir)
     guests = itertools.count(1)
     counts = sessions if sessions is not None else SessionCounts(limits)
