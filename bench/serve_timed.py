@@ -14,6 +14,8 @@ for `PERUDO_TIMED_FOR` seconds (default 40):
 * every widget's drawing of its lines, by class and id;
 * every layout asked for, by widget class and the first caller of ours (count only);
 * the collector's passes by generation, and whether a frame was being drawn;
+* the loop's callbacks by CPU each, and those over 10 ms by what they ran (a long one holds
+  up every session);
 * the hit rates of Textual's and Rich's `lru_cache`s at the end of the window.
 
 `PERUDO_TIMED_GC=5000,5,100` serves with other collector thresholds than
@@ -25,6 +27,7 @@ the run's temp dir), with the process CPU of the window. Figures, not assertions
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import contextlib
 import gc
@@ -185,6 +188,41 @@ def watch_collector() -> None:
     gc.callbacks.append(callback)
 
 
+LONG_CALLBACK = 0.010
+"""A callback of the loop that takes longer than this (s of CPU) is counted by what it ran:
+every other session waits that long."""
+SLICES = ((0.001, "<1"), (0.010, "1-10"), (0.050, "10-50"), (float("inf"), ">50"))
+"""How the loop's callbacks are counted by their CPU: (under this many s, the name)."""
+
+
+def time_callbacks() -> None:
+    """Count the loop's callbacks over `LONG_CALLBACK` by what they ran (a task's coroutine,
+    else the function), and every callback by how long it took (`slices`)."""
+    original = asyncio.events.Handle._run
+
+    def timed(self: asyncio.events.Handle) -> None:
+        start = clock()
+        original(self)
+        spent = clock() - start
+        bucket = next(name for limit, name in SLICES if spent < limit)
+        entry = TIMES[f"slice {bucket} ms"]
+        entry[0] += 1
+        entry[1] += spent
+        if spent >= LONG_CALLBACK:
+            callback = self._callback
+            owner = getattr(callback, "__self__", None)
+            if isinstance(owner, asyncio.Task):
+                coro = owner.get_coro()
+                what = getattr(coro, "__qualname__", repr(coro))
+            else:
+                what = getattr(callback, "__qualname__", repr(callback))
+            entry = TIMES[f"long {what}"]
+            entry[0] += 1
+            entry[1] += spent
+
+    asyncio.events.Handle._run = timed  # type: ignore[method-assign]
+
+
 def cache_rates() -> list[str]:
     rows = set()
     for name, module in list(sys.modules.items()):
@@ -221,11 +259,19 @@ def start_window(begin: float, length: float) -> None:
             out.write(f"window {length:.0f} s, process CPU {spent:.1f} s\n")
             out.write("   total s    count    each ms  what\n")
             for key, (n, s) in sorted(window.items(), key=lambda kv: -kv[1][1])[:90]:
-                if n and not key.startswith("layout "):
+                if n and not key.startswith(("layout ", "long ", "slice ")):
                     out.write(f"{s:10.2f} {int(n):8d} {1e3 * s / n:10.2f}  {key}\n")
             out.write("layouts asked for, most first:\n")
             layouts = [(n, key) for key, (n, _) in window.items() if key.startswith("layout ")]
             out.writelines(f"{int(n):8d}  {key[7:]}\n" for n, key in sorted(layouts)[::-1][:30])
+            out.write("the loop's callbacks by CPU each (every other session waits):\n")
+            for key, (n, s) in sorted(window.items()):
+                if n and key.startswith("slice "):
+                    out.write(f"{s:10.2f} {int(n):8d} {1e3 * s / n:10.2f}  {key}\n")
+            out.write(f"callbacks over {LONG_CALLBACK * 1e3:.0f} ms, by what they ran:\n")
+            for key, (n, s) in sorted(window.items(), key=lambda kv: -kv[1][1])[:30]:
+                if n and key.startswith("long "):
+                    out.write(f"{s:10.2f} {int(n):8d} {1e3 * s / n:10.2f}  {key[5:]}\n")
             out.write("caches (lru_cache), most misses first:\n")
             out.writelines(f"  {row}\n" for row in cache_rates())
 
@@ -236,6 +282,7 @@ def start_window(begin: float, length: float) -> None:
 
 
 def main() -> None:
+    time_callbacks()
     wrap_frames()
     wrap_causes()
     wrap_messages()
