@@ -3,9 +3,13 @@ bids (`t`), against a fake lobby session."""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import types
+
 import pytest
 from textual import events
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from perudo_ssh import protocol as P
 from perudo_ssh.chat import MAX_CHAT_LENGTH
@@ -271,3 +275,71 @@ async def test_a_reveal_while_the_table_chat_is_open_leaves_the_line_its_keys() 
         await pilot.press("escape")
         assert not pane.is_open and app.focused is None
         assert app.screen.has_class("-reveal")
+
+
+async def test_escape_waits_for_a_held_up_enter_however_long(monkeypatch) -> None:
+    """A chat line's Enter held up in its widget (a server seconds behind) and an Escape read
+    later: the Escape waits for it, however long, and the line is said before the chat
+    closes. A key routed more than a second before used to count as handled: on a server
+    more than a second behind, the Escape closed the chat first, the Enter was the table's
+    bid and the line was lost (a 300-session bench at 88 % of a core). The keys' clock runs
+    ten seconds a look here, so that a time limit put back would fail this test. A key whose
+    widget is removed with it still settles."""
+    from screens import keys
+
+    ticks = itertools.count(step=10)  # each look at the clock ten seconds after the last
+    monkeypatch.setattr(
+        keys, "time", types.SimpleNamespace(monotonic=ticks.__next__), raising=False
+    )
+    gate = asyncio.Event()
+    typed = ChatInput._on_key
+
+    async def held_up(self, event: events.Key) -> None:
+        if event.key == "enter":
+            await gate.wait()
+        await typed(self, event)
+
+    monkeypatch.setattr(ChatInput, "_on_key", held_up)
+    session = FakeSession()
+    app = make_app(session)
+    game = observe(rolled(opener=0), 0)  # ana opens: Enter at the table would bid
+    session.feed(P.Welcome(name="ana"), lobby_state(summary(1)), table_state(game))
+    async with app.run_test(size=SIZE) as pilot:
+        try:
+            await held_up_escape(app, pilot, session, gate)
+        finally:
+            gate.set()  # a failure must not leave the app unable to stop
+
+
+async def held_up_escape(app, pilot, session: FakeSession, gate: asyncio.Event) -> None:
+    """The steps of the test above, in the app at its table. While the Enter is held up,
+    waits poll the app (not `wait_until`: the pilot's pause waits for every widget's queue,
+    the line's included)."""
+
+    async def until(predicate) -> None:
+        deadline = asyncio.get_running_loop().time() + 5
+        while not predicate():
+            assert asyncio.get_running_loop().time() < deadline, f"timed out: {predicate}"
+            await asyncio.sleep(0.01)
+
+    await wait_until(pilot, lambda: "Your bid ▸  1×2" in screen_text(app))
+    pane = app.screen.query_one(ChatPane)
+    post_read(app, ["t", *"gl", "enter"])
+    await until(lambda: isinstance(app.focused, ChatInput) and app.focused.value == "gl")
+    post_read(app, ["escape"])
+    # the app took the Escape and routed it behind the Enter, to the line (at once, it
+    # would not have been routed: its action closes the chat)
+    await until(lambda: [k for k, _ in app._keys_routed if k.key == "escape"])
+    assert pane.is_open and isinstance(app.focused, ChatInput)  # the Escape waits
+    assert not app.keys_settled() and session.sent == []
+    gate.set()
+    await wait_until(pilot, lambda: not pane.is_open)
+    assert session.sent == [P.Say(text="gl")]  # said, and no bid
+    assert app.keys_settled()
+    # a key routed to a widget removed before it handled it settles with the widget
+    doomed = Static("x")
+    await app.screen.mount(doomed)
+    app._keys_routed.append((events.Key("x", "x"), doomed))
+    assert not app.keys_settled()
+    await doomed.remove()
+    assert app.keys_settled()
