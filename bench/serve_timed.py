@@ -12,7 +12,8 @@ for `PERUDO_TIMED_FOR` seconds (default 40):
 * every message dispatched, by kind and receiver (from dispatch to done: it includes what the
   handler awaited, so it is an upper bound);
 * every widget's drawing of its lines, by class and id;
-* every layout asked for, by widget class and the first caller of ours (count only);
+* every layout asked for, by widget class and the first caller of ours (count only); every
+  layout pass, by screen class and the widgets (and their callers) that asked for it;
 * the collector's passes by generation, and whether a frame was being drawn;
 * the loop's callbacks by CPU each, and those over 10 ms by what they ran (a long one holds
   up every session);
@@ -174,6 +175,43 @@ def count_layouts() -> None:
 
     Widget.refresh = refresh  # type: ignore[method-assign]
 
+    from textual import messages
+
+    made = messages.Layout.__init__
+
+    def layout_made(self: Any, widget: Any) -> None:
+        made(self, widget)
+        frame, names = sys._getframe(1), []
+        while frame is not None and len(names) < 3:
+            name = frame.f_code.co_name
+            if name not in ("refresh_directly", "refresh", "_check_refresh", "post_message"):
+                names.append(name)
+            frame = frame.f_back
+        self._timed_asker = "<".join(names)
+
+    messages.Layout.__init__ = layout_made  # type: ignore[method-assign]
+    on_layout = Screen._on_layout
+
+    async def timed_on_layout(self: Screen[Any], message: Any) -> None:
+        asker = getattr(message, "_timed_asker", "?")
+        pending = self.__dict__.setdefault("_timed_layouts", set())
+        pending.add(f"{type(message.widget).__name__}.{asker}")
+        await on_layout(self, message)
+
+    Screen._on_layout = timed_on_layout  # type: ignore[method-assign]
+    passes = Screen._refresh_layout
+
+    def timed_pass(self: Screen[Any], *args: Any, **kwargs: Any) -> Any:
+        start = clock()
+        try:
+            return passes(self, *args, **kwargs)
+        finally:
+            asked = self.__dict__.pop("_timed_layouts", set())
+            why = " + ".join(sorted(asked)[:4]) + (" + …" if len(asked) > 4 else "")
+            count(f"pass {type(self).__name__} {why or 'size/resume'}", start)
+
+    Screen._refresh_layout = timed_pass  # type: ignore[method-assign]
+
 
 def watch_collector() -> None:
     started = [0.0]
@@ -259,18 +297,24 @@ def start_window(begin: float, length: float) -> None:
             out.write(f"window {length:.0f} s, process CPU {spent:.1f} s\n")
             out.write("   total s    count    each ms  what\n")
             for key, (n, s) in sorted(window.items(), key=lambda kv: -kv[1][1])[:90]:
-                if n and not key.startswith(("layout ", "long ", "slice ")):
+                if n and not key.startswith(("layout ", "long ", "slice ", "pass ")):
                     out.write(f"{s:10.2f} {int(n):8d} {1e3 * s / n:10.2f}  {key}\n")
             out.write("layouts asked for, most first:\n")
             layouts = [(n, key) for key, (n, _) in window.items() if key.startswith("layout ")]
             out.writelines(f"{int(n):8d}  {key[7:]}\n" for n, key in sorted(layouts)[::-1][:30])
+            out.write("layout passes by screen and what asked (widget.caller), most CPU first:\n")
+            passes = [(k, v) for k, v in window.items() if k.startswith("pass ") and v[0]]
+            for key, (n, s) in sorted(passes, key=lambda kv: -kv[1][1])[:40]:
+                if n:
+                    out.write(f"{s:10.2f} {int(n):8d} {1e3 * s / n:10.2f}  {key[5:]}\n")
             out.write("the loop's callbacks by CPU each (every other session waits):\n")
             for key, (n, s) in sorted(window.items()):
                 if n and key.startswith("slice "):
                     out.write(f"{s:10.2f} {int(n):8d} {1e3 * s / n:10.2f}  {key}\n")
             out.write(f"callbacks over {LONG_CALLBACK * 1e3:.0f} ms, by what they ran:\n")
-            for key, (n, s) in sorted(window.items(), key=lambda kv: -kv[1][1])[:30]:
-                if n and key.startswith("long "):
+            longs = [(k, v) for k, v in window.items() if k.startswith("long ") and v[0]]
+            for key, (n, s) in sorted(longs, key=lambda kv: -kv[1][1])[:30]:
+                if n:
                     out.write(f"{s:10.2f} {int(n):8d} {1e3 * s / n:10.2f}  {key[5:]}\n")
             out.write("caches (lru_cache), most misses first:\n")
             out.writelines(f"  {row}\n" for row in cache_rates())
