@@ -27,6 +27,7 @@ came back nor lost its widget drops out of the notes once `ROUTED_KEPT` keys cam
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from typing import cast
 
@@ -46,7 +47,7 @@ class KeysOnTheirWay:
     """Mixin of the app (before `App`): notes each key it routes to a widget until the key is
     stopped there or comes back up to the app (its bindings then run)."""
 
-    _keys_routed: deque[tuple[events.Key, MessagePump]] | None = None
+    _keys_routed: deque[tuple[events.Key, weakref.ref[MessagePump]]] | None = None
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
@@ -62,8 +63,12 @@ class KeysOnTheirWay:
                 if event.is_forwarded:  # routed to the focused widget (or the screen)
                     if routed is None:
                         routed = self._keys_routed = deque(maxlen=ROUTED_KEPT)
+                    while routed and _settled(*routed[0]):  # handled: not kept for nothing
+                        routed.popleft()
                     app = cast(App[object], self)
-                    routed.append((event, app.focused or app.screen))  # as App.on_event does
+                    # the widget as App.on_event chose it; weakly, so that a widget removed
+                    # (a dialog closed) is not kept for its keys
+                    routed.append((event, weakref.ref(app.focused or app.screen)))
                 return
         await super().on_event(event)  # type: ignore[misc]
 
@@ -73,15 +78,20 @@ class KeysOnTheirWay:
         routed = self._keys_routed
         if not routed:
             return True
-        if all(key._stop_propagation or _gone(target) for key, target in routed):
+        if all(_settled(key, target) for key, target in routed):
             routed.clear()
             return True
         return False
 
 
-def _gone(node: MessagePump) -> bool:
-    """Whether `node` will handle no more messages: its loop closed, or out of the DOM."""
-    return node._closing or node._closed or not node.is_attached
+def _settled(key: events.Key, target: weakref.ref[MessagePump]) -> bool:
+    """Whether `key`, routed to `target`, is handled: stopped there, or its widget gone (freed,
+    its messages closed, or out of the DOM: nothing will handle it). A key back at the app
+    is no longer noted at all."""
+    if key._stop_propagation:
+        return True
+    node = target()
+    return node is None or node._closing or node._closed or not node.is_attached
 
 
 def at_once(node: DOMNode, letter: bool = False) -> None:

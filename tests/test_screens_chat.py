@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import types
+import weakref
 
 import pytest
 from textual import events
@@ -339,7 +340,7 @@ async def held_up_escape(app, pilot, session: FakeSession, gate: asyncio.Event) 
     # a key routed to a widget removed before it handled it settles with the widget
     doomed = Static("x")
     await app.screen.mount(doomed)
-    app._keys_routed.append((events.Key("x", "x"), doomed))
+    app._keys_routed.append((events.Key("x", "x"), weakref.ref(doomed)))
     assert not app.keys_settled()
     await doomed.remove()
     assert app.keys_settled()
