@@ -1120,9 +1120,10 @@ def run_one(n: int, args) -> dict:
         for g in gathered:
             for kind, pairs in g["samples"].items():
                 for t0, lat in pairs:
-                    if kind == "ramp" or t_start <= t0 <= t_end:
+                    in_window = t_start <= t0 <= t_end
+                    if kind == "ramp" or in_window:
                         samples[kind].append(lat)
-                    if kind != "ramp" and t_start <= t0 <= t_end:
+                    if kind != "ramp" and in_window:
                         timed.append((kind, t0, lat))
             errors += g["errors"]
             drops += g["drops"]
@@ -1321,14 +1322,11 @@ def details(row: dict, args) -> None:
         f"{row['watch_timeouts']} latency watches timed out"
         + (f"; stormers ended by the server {row['storm_drops']} times" if args.stormers else "")
     )
+
+    def cpu(v: float | None) -> str:
+        return "-" if v is None else f"{v:.0f}"
+
     for part in row.get("parts", ()):
-
-        def ms(v):
-            return "-" if v is None else f"{v * 1000:.0f}"
-
-        def cpu(v):
-            return "-" if v is None else f"{v:.0f}"
-
         print(
             f"   from {part['from']:3.0f} s: server {cpu(part['srv'])} %, "
             f"load {cpu(part['load'])} %; "

@@ -14,9 +14,8 @@ for `PERUDO_TIMED_FOR` seconds (default 40):
 * every widget's drawing of its lines, by class and id;
 * every layout asked for, by widget class and the first caller of ours (count only); every
   layout pass, by screen class and the widgets (and their callers) that asked for it;
-* the collector's passes by generation, and whether a frame was being drawn; and what they
-  found unreachable (`gc found by generation N`: its "total s" column is thousands of
-  objects);
+* the collector's passes by generation, and whether a frame was being drawn; and the
+  objects they found unreachable;
 * the loop's callbacks by CPU each, and those over 10 ms by what they ran (a long one holds
   up every session);
 * the hit rates of Textual's and Rich's `lru_cache`s at the end of the window.
@@ -231,7 +230,7 @@ def watch_collector() -> None:
             count(f"gc generation {info['generation']}{where}", started[0])
             found = TIMES[f"gc found by generation {info['generation']}"]
             found[0] += 1
-            found[1] += info["collected"] / 1000  # written as "total s": thousands of objects
+            found[1] += info["collected"]  # objects, not seconds: written apart
 
     gc.callbacks.append(callback)
 
@@ -245,7 +244,7 @@ SLICES = ((0.001, "<1"), (0.010, "1-10"), (0.050, "10-50"), (float("inf"), ">50"
 
 def time_callbacks() -> None:
     """Count the loop's callbacks over `LONG_CALLBACK` by what they ran (a task's coroutine,
-    else the function), and every callback by how long it took (`slices`)."""
+    else the function), and every callback by how long it took (`SLICES`)."""
     original = asyncio.events.Handle._run
 
     def timed(self: asyncio.events.Handle) -> None:
@@ -306,29 +305,28 @@ def start_window(begin: float, length: float) -> None:
         with open("serve-timed.txt", "w") as out:
             out.write(f"window {length:.0f} s, process CPU {spent:.1f} s\n")
             out.write("   total s    count    each ms  what\n")
-            for key, (n, s) in sorted(window.items(), key=lambda kv: -kv[1][1])[:90]:
-                if n and not key.startswith(("layout ", "long ", "slice ", "pass ", "gc found")):
-                    out.write(f"{s:10.2f} {int(n):8d} {1e3 * s / n:10.2f}  {key}\n")
+            apart = ("layout ", "long ", "slice ", "pass ", "gc found")
+
+            def timed_rows(keys: list[str], limit: int, cut: int = 0) -> None:
+                """`keys`' total, count and each, most total first, named from `cut` on."""
+                keys = sorted((k for k in keys if window[k][0]), key=lambda k: -window[k][1])
+                for key in keys[:limit]:
+                    n, s = window[key]
+                    out.write(f"{s:10.2f} {int(n):8d} {1e3 * s / n:10.2f}  {key[cut:]}\n")
+
+            timed_rows([k for k in window if not k.startswith(apart)], 90)
             out.write("layouts asked for, most first:\n")
             layouts = [(n, key) for key, (n, _) in window.items() if key.startswith("layout ")]
             out.writelines(f"{int(n):8d}  {key[7:]}\n" for n, key in sorted(layouts)[::-1][:30])
             out.write("layout passes by screen and what asked (widget.caller), most CPU first:\n")
-            passes = [(k, v) for k, v in window.items() if k.startswith("pass ") and v[0]]
-            for key, (n, s) in sorted(passes, key=lambda kv: -kv[1][1])[:40]:
-                if n:
-                    out.write(f"{s:10.2f} {int(n):8d} {1e3 * s / n:10.2f}  {key[5:]}\n")
+            timed_rows([k for k in window if k.startswith("pass ")], 40, cut=5)
             out.write("the loop's callbacks by CPU each (every other session waits):\n")
-            for key, (n, s) in sorted(window.items()):
-                if n and key.startswith("slice "):
-                    out.write(f"{s:10.2f} {int(n):8d} {1e3 * s / n:10.2f}  {key}\n")
+            timed_rows([k for k in window if k.startswith("slice ")], len(SLICES))
             out.write(f"callbacks over {LONG_CALLBACK * 1e3:.0f} ms, by what they ran:\n")
-            longs = [(k, v) for k, v in window.items() if k.startswith("long ") and v[0]]
-            for key, (n, s) in sorted(longs, key=lambda kv: -kv[1][1])[:30]:
-                if n:
-                    out.write(f"{s:10.2f} {int(n):8d} {1e3 * s / n:10.2f}  {key[5:]}\n")
-            for key, (n, s) in sorted(window.items()):
+            timed_rows([k for k in window if k.startswith("long ")], 30, cut=5)
+            for key, (n, found) in sorted(window.items()):
                 if n and key.startswith("gc found"):
-                    out.write(f"{key}: {int(n)} passes, {s * 1000:.0f} objects\n")
+                    out.write(f"{key}: {int(n)} passes, {found:.0f} objects\n")
             out.write("caches (lru_cache), most misses first:\n")
             out.writelines(f"  {row}\n" for row in cache_rates())
 
