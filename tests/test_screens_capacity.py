@@ -1298,8 +1298,6 @@ def test_seats_are_drawn_once_for_every_app_and_each_player_s_own_apart() -> Non
 def _club_game(seed: int) -> list:
     """Every state of a 3-seat club game of 2 dice each, played at random by `seed` (calzone
     declared whenever it may be, dudo half the time): many special rounds after a reveal."""
-    import random
-
     from perudo_ssh.rules import (
         Call,
         DeclareCalzone,
@@ -1311,7 +1309,7 @@ def _club_game(seed: int) -> list:
         options_for,
     )
 
-    rng = random.Random(seed)
+    rng = random_module.Random(seed)
     state = new_game(options_for("club", dice_per_player=2), 3, 0)
     states = []
     while state.phase != "over":
