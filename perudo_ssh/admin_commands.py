@@ -30,7 +30,7 @@ from perudo_ssh.moderation import (
 from perudo_ssh.table import Refusal, Table
 
 if TYPE_CHECKING:
-    from perudo_ssh.lobby import Lobby, _Client
+    from perudo_ssh.lobby.actor import Lobby, _Client
 
 log = logging.getLogger(__name__)
 

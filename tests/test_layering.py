@@ -1,11 +1,10 @@
-"""Layering (STYLE.md 11): the rules and the lobby import neither textual nor asyncssh.
+"""Layering (STYLE.md 11): the rules, the lobby and the bus import neither textual nor asyncssh.
 
 Each check runs in a fresh interpreter so that nothing another test imported can hide or fake
 a dependency."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -56,7 +55,18 @@ def test_rules_import_neither_textual_nor_asyncssh(module):
     assert _imported_after(module) == []
 
 
-def test_lobby_imports_neither_textual_nor_asyncssh():
-    if importlib.util.find_spec("perudo_ssh.lobby") is None:
-        pytest.skip("perudo_ssh.lobby does not exist yet")
-    assert _imported_after("perudo_ssh.lobby") == []
+@pytest.mark.parametrize(
+    "module",
+    [
+        "perudo_ssh.lobby",
+        "perudo_ssh.lobby.host",
+        "perudo_ssh.bus",
+        "perudo_ssh.bus.nats_bus",
+        "perudo_ssh.relay",
+        "perudo_ssh.front.remote",
+    ],
+)
+def test_the_lobby_and_the_bus_import_neither_textual_nor_asyncssh(module):
+    """Issue 12, item 5: the lobby, the bus and the relay between them are the same with any
+    front; the front's glue to the lobby (`front.remote`) is too."""
+    assert _imported_after(module) == []

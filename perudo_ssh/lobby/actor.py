@@ -115,6 +115,11 @@ class _Connect:
 
 
 @dataclass(frozen=True, slots=True)
+class _Refresh:
+    sid: int
+
+
+@dataclass(frozen=True, slots=True)
 class _Timer:
     """A timer went off for table `table` in `slot`: "move" (a bot's pause, key ("bot",
     epoch), or the reveal timeout, ("reveal", round_index)), "turn" (the turn timer, key
@@ -158,6 +163,9 @@ wait doubles after each failure until a save works."""
 Persist = Callable[[Mapping[int, bytes | None]], Awaitable[None]]
 """Saves table snapshots: table id -> `Table.snapshot()` bytes, or None (forget that table);
 returns once they are safe (`Store.save_tables`)."""
+
+MakeSession = Callable[[int, str, Callable[[object], None], str | None], LobbySession]
+"""What makes a session object (`Lobby.connect`): (sid, name, post to the inbox, fingerprint)."""
 
 OnlineLists = tuple[tuple[str, ...], tuple[int | None, ...], tuple[str, ...]]
 """The lobby list's `online`, `ratings` and `bot_accounts` (`Lobby._online`)."""
@@ -334,9 +342,13 @@ class Lobby:
         address: str | None = None,
         account_id: int | None = None,
         bot_account: bool = False,
+        make_session: MakeSession | None = None,
     ) -> LobbySession:
         """A new session asking for `name`, with key `fingerprint` (None: a guest); the
         actor answers `Welcome` (a unique name: name, name-2, name-3…) then `LobbyState`.
+        `make_session(sid, name, post, fingerprint)` makes the session object (a
+        `LobbySession` by default; the lobby's host of front processes makes one that
+        relays its events over the bus: `perudo_ssh.lobby.host`).
 
         `admin` (the server decided it from the key and the configuration; admin commands
         from anyone else are refused), `address` (the client's IP address: address bans
@@ -344,10 +356,21 @@ class Lobby:
         moderation (issue 4, item 6). `bot_account`: the account is a bot account (a
         program; the server read it from the store): its name is marked BOT in the lobby
         and at tables (`programs`; issue 14)."""
-        outbox: asyncio.Queue[bytes] = asyncio.Queue(maxsize=self.outbox_size)
-        session = LobbySession(next(self._sids), name, outbox, self._inbox.put_nowait, fingerprint)
+        if make_session is None:
+            outbox: asyncio.Queue[bytes] = asyncio.Queue(maxsize=self.outbox_size)
+            session = LobbySession(
+                next(self._sids), name, outbox, self._inbox.put_nowait, fingerprint
+            )
+        else:
+            session = make_session(next(self._sids), name, self._inbox.put_nowait, fingerprint)
         self._inbox.put_nowait(_Connect(session, admin, address, account_id, bot_account))
         return session
+
+    def refresh(self, sid: int) -> None:
+        """Send session `sid` its whole state again at the end of the batch: the lobby list
+        or its table, and the chat lines said where it is (issue 12: a front whose bus
+        connection broke may have missed events). Unknown sessions are ignored."""
+        self._inbox.put_nowait(_Refresh(sid))
 
     # ---- the actor loop ------------------------------------------------------------------
 
@@ -422,6 +445,8 @@ class Lobby:
                 self._retry = None  # the batch this message ends saves again
             case _Rated():
                 self._on_rated(message)
+            case _Refresh(sid=sid):
+                self._on_refresh(sid)
             case _:
                 raise TypeError(f"not an inbox message: {message!r}")
 
@@ -828,6 +853,17 @@ class Lobby:
             self._notice(table, N_("{name} is back"), name=table.seats[seat].name)
             self._after_change(table)
             return
+
+    def _on_refresh(self, sid: int) -> None:
+        client = self._clients.get(sid)
+        if client is None or client.dropped:
+            return
+        self._send(client, protocol.Welcome(name=client.name, admin=client.admin))
+        if client.table is None:
+            self._lobby_pending.add(sid)
+        else:
+            self._changed[client.table] = None
+        self._send_chat_history(client)
 
     def _remove(self, client: _Client) -> None:
         """The session is gone (disconnected or dropped). At a table mid-game its seat is

@@ -1,0 +1,289 @@
+"""A front process's handle on the lobby in another process (issue 12).
+
+`RemoteLobby.connect` makes the same `LobbySession` the SSH layer and the apps use with the
+lobby in their own process: commands go out with `send`, events come in through the
+session's bounded outbox. Here the commands travel to the lobby process on the bus
+(`relay.FromFront`, gathered per turn of the event loop, in order) and the lobby's events
+for this front's sessions come back in `relay.ToFront` batches. The session numbers are
+this front's own (`local`); the lobby keeps its own ids.
+
+A session that does not read its events fast enough (its outbox full) is ended here, "too
+slow", as the lobby does in one process. Faults (issue 12, item 4): every `relay.HEARTBEAT`
+the front says it is alive and which sessions it holds; when the lobby restarts (a new
+`LobbyAlive.incarnation`) or asks (`ToFront.again`: it took this front for dead), the live
+sessions are attached again, and a player with an identity is seated back. While the bus is
+down the players are told "reconnecting…" after a second; once it is back each session is
+sent its whole state again (`relay.Refresh`), as events may have been lost meanwhile; what
+the players sent meanwhile was held by the bus client and goes out then. Imports neither
+textual nor asyncssh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import Callable
+
+import msgspec
+
+from perudo_ssh import protocol, relay
+from perudo_ssh.bus import Bus, BusError, Subscription
+from perudo_ssh.i18n import N_
+from perudo_ssh.logs import log_event
+from perudo_ssh.session import Disconnected, FromSession, LobbySession
+from perudo_ssh.store import Account
+
+log = logging.getLogger(__name__)
+
+RECONNECTING = N_("The connection to the lobby is lost: reconnecting…")
+"""Told to every session when the bus has been down for `RECONNECTING_AFTER` seconds."""
+RECONNECTED = N_("Reconnected to the lobby.")
+"""Told to them once it is back."""
+RECONNECTING_AFTER = 1.0
+"""Seconds the bus may be down before the players are told."""
+
+
+class _FrontSession(LobbySession):
+    """A session of this front; `attach` is what attaches it at the lobby."""
+
+    attach: relay.Attach
+
+
+class RemoteLobby:
+    """The lobby of another process, reached over `bus` (the module docstring).
+
+    `prefix` starts every subject (`relay`); `front` names this front on the bus (a fresh
+    random one by default); `outbox_size` bounds each session's outbox, in events."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        *,
+        prefix: str = "perudo",
+        front: str | None = None,
+        outbox_size: int = 256,
+        heartbeat: float = relay.HEARTBEAT,
+    ) -> None:
+        self.bus = bus
+        self.prefix = prefix
+        self.front = front or secrets.token_hex(6)
+        self.outbox_size = outbox_size
+        self.heartbeat = heartbeat
+        self.sessions: dict[int, _FrontSession] = {}
+        self.lobby_incarnation: str | None = None
+        self._locals = iter(range(1, 2**62))
+        self._items: list[relay.FrontItem] = []
+        self._flush_soon = False
+        self._sending: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._subscriptions: list[Subscription] = []
+        self._tasks: list[asyncio.Task[None]] = []
+        self._down: asyncio.TimerHandle | None = None
+        self._told_down = False
+        self._lobby_seen = asyncio.Event()
+
+    async def start(self) -> None:
+        """Receive the lobby's events for this front and start the heartbeat."""
+        self.bus.on_state(self._bus_state)
+        self._subscriptions = [
+            await self.bus.subscribe(relay.front_subject(self.prefix, self.front), self._received),
+            await self.bus.subscribe(relay.alive_subject(self.prefix), self._lobby_alive),
+        ]
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._send_loop(), name="front sender"),
+            loop.create_task(self._heartbeat_loop(), name="front heartbeat"),
+        ]
+        await self.bus.flush()
+
+    async def wait_for_lobby(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the lobby's first heartbeat; True once heard."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self._lobby_seen.wait()
+        return self._lobby_seen.is_set()
+
+    async def stop(self) -> None:
+        """Detach every session still open (their seats follow the leave rule) and stop."""
+        for session in list(self.sessions.values()):
+            session.close()
+        self._flush()
+        self._sending.put_nowait(None)
+        sender, *others = self._tasks
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(5):
+                await sender
+        for subscription in self._subscriptions:
+            await subscription.stop()
+        with contextlib.suppress(BusError):
+            await self.bus.flush()
+
+    def connect(
+        self,
+        name: str,
+        fingerprint: str | None = None,
+        *,
+        admin: bool = False,
+        address: str | None = None,
+        account: Account | None = None,
+        bot_account: bool = False,
+    ) -> LobbySession:
+        """A new session asking for `name` (as `Lobby.connect`; `account`: the key's account,
+        None for a guest). The lobby decides who is an admin when it was told its admins
+        (`LobbyHost.admins`); `admin` is a front's word otherwise."""
+        local = next(self._locals)
+        outbox: asyncio.Queue[bytes] = asyncio.Queue(maxsize=self.outbox_size)
+        session = _FrontSession(
+            local, name, outbox, lambda message: self._post(local, message), fingerprint
+        )
+        session.attach = relay.Attach(
+            local=local,
+            name=name,
+            fingerprint=fingerprint,
+            address=address,
+            account=account,
+            admin=admin,
+            bot_account=bot_account,
+        )
+        self.sessions[local] = session
+        self._queue(session.attach)
+        return session
+
+    # ---- to the lobby --------------------------------------------------------------------
+
+    def _post(self, local: int, message: object) -> None:
+        match message:
+            case FromSession(command=command):
+                try:
+                    data = protocol.encode(command)  # type: ignore[arg-type]  # anything
+                    protocol.decode_command(data)
+                except (TypeError, msgspec.ValidationError, msgspec.DecodeError):
+                    self._deliver_here(
+                        local,
+                        protocol.Refused(
+                            code="bad_command", message=N_("the server could not do that")
+                        ),
+                    )
+                    return
+                self._queue(relay.Command(local=local, data=data))
+            case Disconnected():
+                if self.sessions.pop(local, None) is not None:
+                    self._queue(relay.Detach(local=local))
+
+    def _queue(self, item: relay.FrontItem) -> None:
+        self._items.append(item)
+        if not self._flush_soon:
+            self._flush_soon = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_soon = False
+        if self._items:
+            items, self._items = self._items, []
+            self._sending.put_nowait(
+                relay.encode(relay.FromFront(front=self.front, items=tuple(items)))
+            )
+
+    async def _send_loop(self) -> None:
+        subject = relay.lobby_subject(self.prefix)
+        while True:
+            data = await self._sending.get()
+            if data is None:
+                return
+            try:
+                await self.bus.publish(subject, data)
+            except BusError as error:
+                log.warning("front: commands lost: %s", error)
+
+    # ---- from the lobby ------------------------------------------------------------------
+
+    async def _received(self, data: bytes) -> None:
+        try:
+            message = relay.decode_to_front(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            log.error("front: a message that is not the lobby's: %s", error)
+            return
+        payloads = message.payloads
+        for local, at in message.to:
+            session = self.sessions.get(local)
+            if session is not None and not session.closed and not session.offer(payloads[at]):
+                self._too_slow(session)
+        for local, goodbye in message.ends:
+            session = self.sessions.pop(local, None)
+            if session is not None:
+                event = protocol.decode_event(goodbye)
+                if isinstance(event, protocol.Goodbye):
+                    session.end(event.reason, event.args)
+                else:
+                    session.end(N_("the lobby ended this session"))
+        for local in message.again:
+            session = self.sessions.get(local)
+            if session is not None and not session.closed:
+                self._queue(msgspec.structs.replace(session.attach, again=True))
+
+    def _too_slow(self, session: _FrontSession) -> None:
+        log_event(log, "session_dropped", name=session.name, reason="too_slow")
+        session.end(N_("too slow"))
+        if self.sessions.pop(session.id, None) is not None:
+            self._queue(relay.Detach(local=session.id))
+
+    def _deliver_here(self, local: int, event: protocol.Event) -> None:
+        session = self.sessions.get(local)
+        if session is not None and not session.closed and not session.offer(protocol.encode(event)):
+            self._too_slow(session)
+
+    async def _lobby_alive(self, data: bytes) -> None:
+        try:
+            alive = relay.decode_lobby_alive(data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return
+        self._lobby_seen.set()
+        if alive.incarnation == self.lobby_incarnation:
+            return
+        restarted = self.lobby_incarnation is not None
+        self.lobby_incarnation = alive.incarnation
+        if restarted:
+            log_event(log, "lobby_restarted", sessions=len(self.sessions))
+            for session in self.sessions.values():
+                self._queue(msgspec.structs.replace(session.attach, again=True))
+
+    # ---- liveness ------------------------------------------------------------------------
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            self._queue(relay.Alive(sessions=tuple(self.sessions)))
+            await asyncio.sleep(self.heartbeat)
+
+    def _bus_state(self, state: str) -> None:
+        loop = asyncio.get_running_loop()
+        if state == "disconnected":
+            if self._down is None:
+                self._down = loop.call_later(RECONNECTING_AFTER, self._tell_down)
+            return
+        if self._down is not None:
+            self._down.cancel()
+            self._down = None
+        if self._told_down:
+            self._told_down = False
+            self._tell_all(RECONNECTED)
+        # events may have been lost while down: every session gets its state again
+        for local in self.sessions:
+            self._queue(relay.Refresh(local=local))
+        self._queue(relay.Alive(sessions=tuple(self.sessions)))
+
+    def _tell_down(self) -> None:
+        self._down = None
+        self._told_down = True
+        self._tell_all(RECONNECTING)
+
+    def _tell_all(self, text: str) -> None:
+        for local in list(self.sessions):
+            self._deliver_here(local, protocol.Notice(text=text))
+
+
+Connect = Callable[..., LobbySession]
+"""What the SSH layer calls to attach a session: `RemoteLobby.connect`'s shape."""
