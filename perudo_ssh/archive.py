@@ -25,11 +25,13 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
+from perudo_ssh.names import claimable_name
 from perudo_ssh.ratings import finishing_order
 from perudo_ssh.record import encode_record
+from perudo_ssh.records import Account, GamePlayer, NewGame
 from perudo_ssh.referee import Verdict, encode_verdict, verdict_of
 from perudo_ssh.session import LobbySession
-from perudo_ssh.store import Account, GamePlayer, NewGame, Store, claimable_name
+from perudo_ssh.store import Store
 from perudo_ssh.table import GameLog, Table
 
 log = logging.getLogger(__name__)

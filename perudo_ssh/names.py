@@ -11,6 +11,7 @@ from rich's cell widths, as Textual draws it.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from functools import lru_cache
 
@@ -285,3 +286,24 @@ def skeleton(name: str) -> str:
     """
     decomposed = unicodedata.normalize("NFKD", name)
     return unicodedata.normalize("NFC", decomposed.translate(_HOMOGLYPHS).casefold())
+
+
+_SEPARATORS = "-_."
+"""What `clean_name` keeps between letters; `skeleton` makes them one."""
+_LOBBY_SHAPED = re.compile(r"^(guest|bot)[-_.]+|[-_.]+(\d+)$", re.IGNORECASE)
+
+
+def claimable_name(wanted: str) -> str:
+    """The name an account may hold for `wanted` (a `clean_name`): the same, except that
+    names shaped like the lobby's own, with any of `-_.` (and any number of them) for its
+    hyphen, lose their separators — `guest-3` and `guest_3` (a guest) are `guest3`, `bot-Ana`
+    and `bot.Ana` (a bot) `botAna`, `ana-2` and `ana_2` (a second session of ana) `ana2`."""
+    name = _LOBBY_SHAPED.sub(lambda m: m.group(1) or m.group(2), wanted)
+    return name[:MAX_NAME_LENGTH] or DEFAULT_NAME
+
+
+def numbered(name: str, number: int) -> str:
+    """`name` with `number` after it (`ana2`), `name` cut to fit `MAX_NAME_LENGTH` and
+    without separators at its end (`ana-` gives `ana2`, not the lobby-shaped `ana-2`)."""
+    suffix = str(number)
+    return name[: MAX_NAME_LENGTH - len(suffix)].rstrip(_SEPARATORS) + suffix

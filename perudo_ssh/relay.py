@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import msgspec
 
-from perudo_ssh.store import Account
+from perudo_ssh.records import Account
 
 HEARTBEAT = 1.0
 """Seconds between two `Alive` of a front, and between two `LobbyAlive`."""

@@ -33,10 +33,11 @@ from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import AdminList, banner_text, host_of
+from perudo_ssh.records import NewGame
 from perudo_ssh.referee import Verdict
 from perudo_ssh.session import LobbySession
 from perudo_ssh.ssh.server import Connections, Login, start_server
-from perudo_ssh.store import DEFAULT_PATH, NewGame, Store
+from perudo_ssh.store import DEFAULT_PATH, Store
 
 log = logging.getLogger(__name__)
 

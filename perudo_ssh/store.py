@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import secrets
 import sqlite3
 import stat
@@ -40,29 +39,40 @@ import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from functools import partial
 from pathlib import Path
 from typing import Literal, TypeVar
 
 from perudo_ssh.i18n import N_
-from perudo_ssh.names import DEFAULT_NAME, MAX_NAME_LENGTH, skeleton
+from perudo_ssh.names import claimable_name, numbered, skeleton
+from perudo_ssh.records import (
+    LINK_CODE_ALPHABET,
+    LINK_CODE_LENGTH,
+    LINK_CODE_SECONDS,
+    LINK_CODES_PER_ACCOUNT,
+    Account,
+    AuditEntry,
+    Ban,
+    Claim,
+    GamePlayer,
+    GameSummary,
+    KeyInfo,
+    LinkRefused,
+    Mute,
+    NewGame,
+    RatingRow,
+    StoredGame,
+    UnknownLinkCode,
+    level_account_name,
+    normal_code,
+)
 
 T = TypeVar("T")
 _R = TypeVar("_R")
 
 DEFAULT_PATH = Path("perudo.db")
 """The database file when `--db` is not given (relative to the working directory)."""
-
-LINK_CODE_SECONDS = 600.0
-"""How long a key-linking code stays valid: 10 minutes."""
-LINK_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-"""Letters and digits of a link code: no 0/O or 1/I to misread."""
-LINK_CODE_LENGTH = 8
-"""Characters of a link code (32**8 ≈ 10**12 codes)."""
-LINK_CODES_PER_ACCOUNT = 3
-"""Live link codes one account may hold: a new one retires the oldest beyond this (every
-live code is one more for a guesser to hit; two sessions of an account may each show one)."""
 
 # ---- the schema -----------------------------------------------------------------------------
 
@@ -205,205 +215,7 @@ class StoreError(Exception):
     version is above `SCHEMA_VERSION`)."""
 
 
-class LinkRefused(Exception):
-    """`Store.link_key` refused: `message` is an English message id (`N_`) with `args`."""
-
-    def __init__(self, message: str, **args: str) -> None:
-        super().__init__(message.format(**args))
-        self.message = message
-        self.message_args = args
-
-
-class UnknownLinkCode(LinkRefused):
-    """`Store.link_key` refused a code that is unknown, used up or expired (a wrong guess,
-    as far as anyone can tell: `perudo_ssh.ssh.commands` counts them per address)."""
-
-
-# ---- rows -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Account:
-    """A player known by their key(s): `id` and unique `name`; `bot`: a bot account, whose
-    keys are a program's (issue 14; `Store.set_bot`)."""
-
-    id: int
-    name: str
-    bot: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """What a key login got (`Store.claim_key`): the `account`, the name it `asked` for, and
-    whether the account was `created` by this login. `account.name != asked` when the name was
-    taken or reserved, or the key's account has another name."""
-
-    account: Account
-    asked: str
-    created: bool
-
-
-@dataclass(frozen=True, slots=True)
-class KeyInfo:
-    """One key of an account: its `fingerprint` and when it was `added` (unix seconds)."""
-
-    fingerprint: str
-    added: float
-
-
-@dataclass(frozen=True, slots=True)
-class GamePlayer:
-    """One seat of a stored game: `seat` index, `name` in the record, `account_id` (None for
-    a guest or a bot), finishing `place` (1 = winner), `bot` (a bot's seat from the start) and
-    `left_round` (the round index in which the person left, a bot playing on; None if they
-    stayed)."""
-
-    seat: int
-    name: str
-    account_id: int | None
-    place: int
-    bot: bool = False
-    left_round: int | None = None
-    level: str | None = None
-    """A bot seated as such: its level (`perudo_ssh.bots.LEVELS`), for the ratings hook
-    (issue 14: each level is rated); not stored, None as read back."""
-
-
-@dataclass(frozen=True, slots=True)
-class NewGame:
-    """A finished game to store: `finished` (unix seconds), the table's `preset`, whether the
-    table was `rated`, the `record` (perudo-record/1 JSON bytes) and its `verdict`
-    (perudo-verdict/1 JSON bytes), and its `players` in seat order."""
-
-    finished: float
-    preset: str
-    rated: bool
-    record: bytes
-    verdict: bytes
-    players: tuple[GamePlayer, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class StoredGame:
-    """A stored game: `id`, `finished` (unix seconds), `preset`, `rated`, the `record` and
-    `verdict` JSON text exactly as stored, and its `players` in seat order."""
-
-    id: int
-    finished: float
-    preset: str
-    rated: bool
-    record: str
-    verdict: str
-    players: tuple[GamePlayer, ...]
-
-    def seat_of(self, account_id: int) -> GamePlayer | None:
-        """The seat `account_id` played, or None if they did not play this game."""
-        return next((p for p in self.players if p.account_id == account_id), None)
-
-
-@dataclass(frozen=True, slots=True)
-class GameSummary:
-    """One line of a player's history: game `id`, `finished`, `preset`, `rated`, every
-    player's name in seat order, and this player's seat `name` and `place` among `len(players)`.
-    """
-
-    id: int
-    finished: float
-    preset: str
-    rated: bool
-    players: tuple[str, ...]
-    name: str
-    place: int
-
-
-@dataclass(frozen=True, slots=True)
-class RatingRow:
-    """An account's rating after game `game_id`: OpenSkill `mu` and `sigma` (see
-    `perudo_ssh.ratings`), set `at` (unix seconds)."""
-
-    account_id: int
-    game_id: int
-    mu: float
-    sigma: float
-    at: float
-
-
-@dataclass(frozen=True, slots=True)
-class Ban:
-    """A ban on a `kind` "key" (`value` a fingerprint) or "address" (an IP address), with the
-    `reason` shown to the banned, `until` (unix seconds; None for ever), who set it and when,
-    and `lifted` (when lifted early, else None)."""
-
-    id: int
-    kind: Literal["key", "address"]
-    value: str
-    reason: str
-    until: float | None
-    by_account: int | None
-    created: float
-    lifted: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class Mute:
-    """A chat mute of `account_id`, with its `reason`, `until` (None: for ever), who and when."""
-
-    id: int
-    account_id: int
-    reason: str
-    until: float | None
-    by_account: int | None
-    created: float
-    lifted: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class AuditEntry:
-    """One admin action: `at` (unix seconds), `admin` (who), `action` (what), `target`
-    (whom), `reason` (why) and free `detail`."""
-
-    id: int
-    at: float
-    admin: str
-    action: str
-    target: str
-    reason: str
-    detail: str
-
-
 # ---- names ----------------------------------------------------------------------------------
-
-_SEPARATORS = "-_."
-"""What `clean_name` keeps between letters; `skeleton` makes them one."""
-_LOBBY_SHAPED = re.compile(r"^(guest|bot)[-_.]+|[-_.]+(\d+)$", re.IGNORECASE)
-
-
-def claimable_name(wanted: str) -> str:
-    """The name an account may hold for `wanted` (a `clean_name`): the same, except that
-    names shaped like the lobby's own, with any of `-_.` (and any number of them) for its
-    hyphen, lose their separators — `guest-3` and `guest_3` (a guest) are `guest3`, `bot-Ana`
-    and `bot.Ana` (a bot) `botAna`, `ana-2` and `ana_2` (a second session of ana) `ana2`."""
-    name = _LOBBY_SHAPED.sub(lambda m: m.group(1) or m.group(2), wanted)
-    return name[:MAX_NAME_LENGTH] or DEFAULT_NAME
-
-
-def numbered(name: str, number: int) -> str:
-    """`name` with `number` after it (`ana2`), `name` cut to fit `MAX_NAME_LENGTH` and
-    without separators at its end (`ana-` gives `ana2`, not the lobby-shaped `ana-2`)."""
-    suffix = str(number)
-    return name[: MAX_NAME_LENGTH - len(suffix)].rstrip(_SEPARATORS) + suffix
-
-
-def normal_code(code: str) -> str:
-    """A link code as typed (any case, with spaces or dashes) in its stored form."""
-    return "".join(ch for ch in code.upper() if ch.isalnum())
-
-
-def show_code(code: str) -> str:
-    """A stored link code as shown to the player: `ABCD-EFGH`."""
-    half = len(code) // 2
-    return f"{code[:half]}-{code[half:]}"
-
 
 # ---- the connection (runs in the store's thread only) -----------------------------------------
 
@@ -586,16 +398,6 @@ def _new_account(conn: sqlite3.Connection, wanted: str, now: float) -> Account:
     )
     assert cursor.lastrowid is not None
     return Account(id=cursor.lastrowid, name=name)
-
-
-def level_account_name(level: str) -> str:
-    """`bot-hard`: the name of the account rating the built-in bots of `level`."""
-    return f"bot-{level}"
-
-
-def is_level_account(account: Account) -> bool:
-    """Whether `account` holds a level's rating (`Store.level_account`), not a player's."""
-    return account.bot and account.name.startswith("bot-")
 
 
 def _level_account(conn: sqlite3.Connection, name: str, now: float) -> Account:

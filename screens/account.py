@@ -22,13 +22,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from perudo_ssh.i18n import N_, Translator
-from perudo_ssh.store import LINK_CODE_SECONDS, KeyInfo, show_code
+from perudo_ssh.records import LINK_CODE_SECONDS, KeyInfo, show_code
 from screens.footer import Footer
 from screens.mounting import composed
 from screens.shared import PartialBackground
 
 if TYPE_CHECKING:
-    from perudo_ssh.store import Account, Store
+    from perudo_ssh.records import Account, Records
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class AccountScreen(PartialBackground, ModalScreen[None]):
         return True
 
     @property
-    def _store(self) -> Store | None:
+    def _store(self) -> Records | None:
         return getattr(self.app, "store", None)
 
     @property

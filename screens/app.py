@@ -45,8 +45,8 @@ from screens.wording import marked
 
 if TYPE_CHECKING:
     from perudo_ssh.limits import Limits
+    from perudo_ssh.records import Account, Records
     from perudo_ssh.session import LobbySession
-    from perudo_ssh.store import Account, Store
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ class PerudoApp(KeysOnTheirWay, DrawnNotices, App[str | None]):
         self._panels: dict[type[KeptPanel], KeptPanel] = {}
         self._panel_timers: dict[type[KeptPanel], Timer] = {}
         # Set by the server's app factory (perudo_ssh/serve.py) for a session with a store:
-        self.store: Store | None = None
+        self.store: Records | None = None
         """The server's store (`perudo_ssh.store`); screens await it in workers."""
         self.account: Account | None = None
         """The account this session's key signs in as; None for a guest."""

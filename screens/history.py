@@ -33,7 +33,7 @@ from screens.stored import GUEST, cut, day, rating_changes, signed, store_and_ac
 from screens.widgets import app_tr
 
 if TYPE_CHECKING:
-    from perudo_ssh.store import GameSummary
+    from perudo_ssh.records import GameSummary
 
 log = logging.getLogger(__name__)
 

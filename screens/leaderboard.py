@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Static
 
 from perudo_ssh.i18n import N_, Translator
 from perudo_ssh.ratings import leaderboard
-from perudo_ssh.store import is_level_account
+from perudo_ssh.records import is_level_account
 from screens.footer import Footer
 from screens.mounting import composed
 from screens.profile import ProfileScreen
@@ -31,7 +31,7 @@ from screens.stored import GUEST, cut, rating_of_row, store_and_account
 from screens.widgets import app_tr
 
 if TYPE_CHECKING:
-    from perudo_ssh.store import Store
+    from perudo_ssh.records import Records
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class Leader:
     its `games` are its rated games (issue 14)."""
 
 
-async def read_leaders(store: Store, top: int = TOP, bots: bool = False) -> list[Leader]:
+async def read_leaders(store: Records, top: int = TOP, bots: bool = False) -> list[Leader]:
     """The `top` best rated accounts of people (`bots` True: of bot accounts), best first."""
     current = [(a, row) for a, row in await store.current_ratings() if a.bot == bots]
     ids = {account.name: account.id for account, _ in current}

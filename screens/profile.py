@@ -39,7 +39,7 @@ from screens.widgets import app_tr
 from screens.wording import marked
 
 if TYPE_CHECKING:
-    from perudo_ssh.store import RatingRow, Store, StoredGame
+    from perudo_ssh.records import RatingRow, Records, StoredGame
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ def stats_of_games(
     return stats_of_tallies(tallies)
 
 
-async def read_profile(store: Store, account_id: int) -> Profile | None:
+async def read_profile(store: Records, account_id: int) -> Profile | None:
     """The `Profile` of `account_id` from `store`, or None for no such account."""
     account = await store.account(account_id)
     if account is None:

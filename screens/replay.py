@@ -44,7 +44,7 @@ from screens.widgets import app_tr
 from screens.wording import call_word
 
 if TYPE_CHECKING:
-    from perudo_ssh.store import StoredGame
+    from perudo_ssh.records import StoredGame
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from perudo_ssh.ratings import DEFAULT, Rating, ordinal
 if TYPE_CHECKING:
     from textual.app import App
 
-    from perudo_ssh.store import Account, RatingRow, Store
+    from perudo_ssh.records import Account, RatingRow, Records
 
 GUEST = N_(
     "Sign in with an SSH key to keep a history: your games, their replays, your rating and "
@@ -27,7 +27,7 @@ GUEST = N_(
 """What the history, replay, leaderboard and profile screens say to a guest."""
 
 
-def store_and_account(app: App) -> tuple[Store, Account] | None:
+def store_and_account(app: App) -> tuple[Records, Account] | None:
     """The app's store and the session's account, or None for a guest (or no store)."""
     store = getattr(app, "store", None)
     account = getattr(app, "account", None)

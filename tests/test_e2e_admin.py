@@ -17,9 +17,10 @@ from perudo_ssh import protocol as P
 from perudo_ssh.archive import GameArchive
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.moderation import AdminList, until_text
+from perudo_ssh.records import LinkRefused
 from perudo_ssh.serve import start_game_server
 from perudo_ssh.session import LobbySession
-from perudo_ssh.store import LinkRefused, Store
+from perudo_ssh.store import Store
 from tests.conftest import PLAYING_FAST
 from tests.sshterm import Terminal, find
 from tests.test_identity import run

@@ -14,7 +14,8 @@ from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from perudo_ssh.i18n import translator
-from perudo_ssh.store import Store, normal_code, show_code
+from perudo_ssh.records import normal_code, show_code
+from perudo_ssh.store import Store
 from screens.account import AccountScreen
 from tests.conftest import StoredServer
 from tests.sshterm import Guest, Terminal

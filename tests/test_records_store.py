@@ -18,9 +18,10 @@ import pytest
 from perudo_ssh import protocol as P
 from perudo_ssh.archive import GameArchive, places
 from perudo_ssh.record import decode_record
+from perudo_ssh.records import StoredGame
 from perudo_ssh.referee import verdict_of
 from perudo_ssh.rules import PRESET_NAMES
-from perudo_ssh.store import Store, StoredGame
+from perudo_ssh.store import Store
 from tests.conftest import StoredServer
 from tests.sshterm import Terminal
 from tests.test_identity import fingerprint, new_key, play_a_game_against_bots, run

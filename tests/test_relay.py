@@ -22,7 +22,7 @@ from perudo_ssh.front import remote as remote_module
 from perudo_ssh.front.remote import RECONNECTED, RECONNECTING, RemoteLobby
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.lobby.host import LobbyHost, _Outgoing, _split
-from perudo_ssh.store import Account
+from perudo_ssh.records import Account
 from tests.test_lobby_support import Player, connected, play_randomly
 
 

@@ -22,10 +22,11 @@ from perudo_ssh.archive import places
 from perudo_ssh.i18n import translator
 from perudo_ssh.ratings import DEFAULT, Rating, ordinal, rate
 from perudo_ssh.record import Record, RecordBuilder, encode_record
+from perudo_ssh.records import Account, GamePlayer, NewGame
 from perudo_ssh.referee import Verdict, encode_verdict, verdict_of
 from perudo_ssh.rules import Action, Bid, Call, PlaceBid, Roll, options_for
 from perudo_ssh.serve import update_ratings
-from perudo_ssh.store import Account, GamePlayer, NewGame, Store
+from perudo_ssh.store import Store
 from screens.account import AccountScreen
 from screens.app import make_app
 from screens.create import CreateTableDialog

@@ -19,20 +19,9 @@ from pathlib import Path
 import pytest
 
 from perudo_ssh import store as store_module
-from perudo_ssh.store import (
-    LINK_CODE_SECONDS,
-    MIGRATIONS,
-    SCHEMA_VERSION,
-    Account,
-    GamePlayer,
-    LinkRefused,
-    NewGame,
-    Store,
-    StoreError,
-    claimable_name,
-    migrate,
-    schema_version,
-)
+from perudo_ssh.names import claimable_name
+from perudo_ssh.records import LINK_CODE_SECONDS, Account, GamePlayer, LinkRefused, NewGame
+from perudo_ssh.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError, migrate, schema_version
 
 SCRIPT = Path(sys.executable).with_name("perudo-ssh")
 
@@ -296,7 +285,8 @@ async def test_what_was_written_is_there_after_a_restart(tmp_path):
 
 WRITER = """
 import asyncio, sys
-from perudo_ssh.store import GamePlayer, NewGame, Store
+from perudo_ssh.store import Store
+from perudo_ssh.records import GamePlayer, NewGame
 
 async def main():
     store = await Store.open(sys.argv[1])

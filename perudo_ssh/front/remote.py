@@ -32,8 +32,8 @@ from perudo_ssh import protocol, relay
 from perudo_ssh.bus import Bus, BusError, Subscription
 from perudo_ssh.i18n import N_
 from perudo_ssh.logs import log_event
+from perudo_ssh.records import Account
 from perudo_ssh.session import Disconnected, FromSession, LobbySession
-from perudo_ssh.store import Account
 
 log = logging.getLogger(__name__)
 

@@ -39,8 +39,8 @@ from perudo_ssh.bus import Bus, BusError, Subscription
 from perudo_ssh.lobby.actor import Lobby
 from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import AdminList
+from perudo_ssh.records import Account
 from perudo_ssh.session import LobbySession
-from perudo_ssh.store import Account
 
 log = logging.getLogger(__name__)
 

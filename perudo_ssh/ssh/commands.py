@@ -35,12 +35,12 @@ import asyncssh
 
 from perudo_ssh.i18n import N_, Translator, language_of, translator
 from perudo_ssh.moderation import host_of
+from perudo_ssh.records import Account, LinkRefused, Records, UnknownLinkCode
 from perudo_ssh.session import LobbySession
 from perudo_ssh.ssh.admission import Admission
 from perudo_ssh.ssh.login import AppFactory, Login
 from perudo_ssh.ssh.play import ProgramRun
 from perudo_ssh.ssh.session import CRASH_MESSAGE, AppSession, locale_of
-from perudo_ssh.store import Account, LinkRefused, Store, UnknownLinkCode
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ class LinkThrottle:
         return len(times) == self.failures
 
 
-_THROTTLES: weakref.WeakKeyDictionary[Store, LinkThrottle] = weakref.WeakKeyDictionary()
+_THROTTLES: weakref.WeakKeyDictionary[Records, LinkThrottle] = weakref.WeakKeyDictionary()
 """One `LinkThrottle` per store, i.e. per server."""
 
 
@@ -155,7 +155,7 @@ def _refuse(text: str) -> CommandResult:
 
 async def run_command(
     command: str,
-    store: Store,
+    store: Records,
     account: Account | None,
     fingerprint: str | None,
     tr: Translator,
@@ -194,7 +194,7 @@ async def run_command(
     raise AssertionError(words)
 
 
-async def _records(store: Store, account: Account | None, tr: Translator) -> CommandResult:
+async def _records(store: Records, account: Account | None, tr: Translator) -> CommandResult:
     games = [] if account is None else await store.games_of(account.id, limit=MAX_GAMES_LISTED)
     if not games:
         return CommandResult(stdout=tr._("No games yet.") + "\n", stderr="", status=0)
@@ -212,7 +212,7 @@ async def _records(store: Store, account: Account | None, tr: Translator) -> Com
 
 
 async def _record(
-    store: Store, account: Account | None, game_id: str, tr: Translator
+    store: Records, account: Account | None, game_id: str, tr: Translator
 ) -> CommandResult:
     if not (game_id.isascii() and game_id.isdigit() and len(game_id) < 19):
         return _refuse(tr._("A game is given by its number, as records lists them."))
@@ -231,7 +231,7 @@ async def _record(
 
 
 async def _link(
-    store: Store,
+    store: Records,
     code: str,
     fingerprint: str,
     tr: Translator,
@@ -284,7 +284,7 @@ class CommandSession(AppSession):
         fingerprint: str | None,
         peer: str,
         *,
-        store: Store,
+        store: Records,
         account: Account | None,
         banned_keys: Callable[[], Collection[str]] | None = None,
         program_factory: ProgramFactory | None = None,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from textual.app import App
 
-    from perudo_ssh.store import Account
+    from perudo_ssh.records import Account
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,8 @@ from perudo_ssh.i18n import N_
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import normal_address
-from perudo_ssh.names import clean_name
+from perudo_ssh.names import claimable_name, clean_name
+from perudo_ssh.records import Account, Records
 from perudo_ssh.ssh.admission import STARTUPS_FULL, Connections, SessionCounts
 from perudo_ssh.ssh.commands import CommandSession, ProgramFactory
 from perudo_ssh.ssh.hardening import (
@@ -81,7 +82,6 @@ from perudo_ssh.ssh.isolation import (
 from perudo_ssh.ssh.login import AppFactory, Login
 from perudo_ssh.ssh.session import AppSession
 from perudo_ssh.ssh.terminal_input import format_error
-from perudo_ssh.store import Account, Store, claimable_name
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -153,7 +153,7 @@ class Identity:
 
 
 async def identify(
-    store: Store, username: str, fingerprint: str | None, guests: Iterator[int]
+    store: Records, username: str, fingerprint: str | None, guests: Iterator[int]
 ) -> Identity:
     """The identity of a login with `username` and key `fingerprint` (None: a guest, named
     `guest-N` with the next N of `guests`). A key's first login claims the cleaned user name
@@ -192,7 +192,7 @@ class _PerudoServer(asyncssh.SSHServer):
     def __init__(
         self,
         app_factory: AppFactory,
-        store: Store | None = None,
+        store: Records | None = None,
         guests: Iterator[int] | None = None,
         bans: BanCheck | None = None,
         banned_keys: Callable[[], Collection[str]] | None = None,
@@ -488,7 +488,7 @@ class _PerudoServer(asyncssh.SSHServer):
         return session
 
 
-async def _other_keys(store: Store, fingerprint: str) -> tuple[str, ...]:
+async def _other_keys(store: Records, fingerprint: str) -> tuple[str, ...]:
     """The other keys of the account key `fingerprint` signs in as (none for a key never
     seen). A store that fails gives none (logged): the key's own bans still hold."""
     try:
@@ -528,7 +528,7 @@ async def start_server(
     host: str = "127.0.0.1",
     port: int = 2222,
     host_key_dir: Path = Path("host_keys"),
-    store: Store | None = None,
+    store: Records | None = None,
     bans: BanCheck | None = None,
     banned_keys: Callable[[], Collection[str]] | None = None,
     limits: Limits = DEFAULT_LIMITS,
