@@ -25,6 +25,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
+from perudo_ssh import ratings
 from perudo_ssh.names import claimable_name
 from perudo_ssh.ratings import finishing_order
 from perudo_ssh.record import encode_record
@@ -202,3 +203,103 @@ class GameArchive:
             return None  # a guest, a bot or a second session: never an account's name
         named = await self.store.account_named(seat.name)
         return None if named is None else named.id
+
+
+# ---- the ratings hook (issue 4, item 5; issue 13; issue 14) ---------------------------------
+
+
+_RATING_LOCKS: weakref.WeakKeyDictionary[Store, asyncio.Lock] = weakref.WeakKeyDictionary()
+"""One lock per store: two games finishing together must not both start from the same
+ratings (read, rate, write is one step)."""
+
+
+async def update_ratings(
+    store: Store, game_id: int, game: NewGame, verdict: Verdict
+) -> RatingChanges | None:
+    """The ratings hook: called once each finished game is stored as `game_id` (`game` as
+    stored, `verdict` its referee's verdict).
+
+    A game of a rated table (`game.rated`, the table option) with at least two account
+    holders (`perudo_ssh.ratings.is_rated`) moves their ratings by `perudo_ssh.ratings.rate`
+    over the finishing order (`finishing_order`, a player who left mid-game placed when they
+    left: `GamePlayer.left_round`); bots and guests (no account) are left out
+    of the ranking. People and bot accounts (issue 14) are rated apart: the people are
+    ranked among the people, the bot accounts among the bot accounts (each pool needs two to
+    be rated), so a program's games never move a person's rating nor the reverse. The
+    built-in bots of each level share one rating (`Store.level_account`): it moves by the
+    game's whole finishing order, everyone rated at the table counted at their rating (the
+    level's seats at its own; several seats of a level: their new ratings averaged), while
+    nobody else's moves for it — so a level's rating says how it fares against people and
+    programs, and beating bots never farms a rating. Each
+    account starts from its latest stored rating (`ratings.DEFAULT` for a
+    newcomer); the new ones are written in one transaction, dated when the game finished.
+    An illegal or unfinished verdict rates nothing. Returns what it changed, by account
+    id: (name, before, after) in shown points (`ratings.ordinal`, rounded); None if the game
+    was not rated."""
+    if not game.rated or not verdict.legal or verdict.winner is None:
+        return None
+    account_of = {p.name: p.account_id for p in game.players}
+    level_of: dict[str, str] = {
+        p.name: p.level for p in game.players if p.level is not None and p.account_id is None
+    }
+    left = {p.name: p.left_round for p in game.players if p.left_round is not None}
+    order = ratings.finishing_order(verdict, left)
+    accounts = [account for account in account_of.values() if account is not None]
+    lock = _RATING_LOCKS.setdefault(store, asyncio.Lock())
+    async with lock:
+        programs = await store.bot_accounts(accounts)
+        levels = {level: await store.level_account(level) for level in set(level_of.values())}
+        rated_as = {name: account for name, account in account_of.items() if account is not None}
+        rated_as.update((name, levels[level].id) for name, level in level_of.items())
+        before: dict[str, ratings.Rating] = {}
+        for name in order:
+            if name in rated_as:
+                row = await store.rating_of(rated_as[name])
+                before[name] = (
+                    ratings.DEFAULT if row is None else ratings.Rating(mu=row.mu, sigma=row.sigma)
+                )
+        new: dict[int, tuple[float, float]] = {}
+        changes: dict[int, tuple[str, int, int]] = {}
+        # two pools: people among people, bot accounts among bot accounts (issue 14)
+        for pool in (False, True):
+            entries = [
+                before[name]
+                if account_of.get(name) is not None and (account_of[name] in programs) == pool
+                else None
+                for name in order
+            ]
+            if not ratings.is_rated(game.rated, entries):
+                continue
+            for name, old, rating in zip(order, entries, ratings.rate(entries), strict=True):
+                account = account_of.get(name)
+                if rating is not None and account is not None and old is not None:
+                    new[account] = (rating.mu, rating.sigma)
+                    changes[account] = (name, shown(old), shown(rating))
+        # each level of built-in bots against everyone rated at the table, who stay as they are
+        everyone = [before.get(name) for name in order]
+        if levels and ratings.is_rated(game.rated, everyone):
+            after = ratings.rate(everyone)
+            for level, level_account in levels.items():
+                seats = [after[i] for i, name in enumerate(order) if level_of.get(name) == level]
+                rated = [rating for rating in seats if rating is not None]
+                new[level_account.id] = (
+                    sum(r.mu for r in rated) / len(rated),
+                    sum(r.sigma for r in rated) / len(rated),
+                )
+        if not new:
+            return None
+        await store.add_ratings(game_id, new, at=game.finished)
+    return changes or None
+
+
+def shown(rating: ratings.Rating) -> int:
+    """A rating as players see it, in whole points (`ratings.ordinal`, rounded)."""
+    return round(ratings.ordinal(rating))
+
+
+async def shown_ratings(store: Store) -> dict[int, int]:
+    """Every rated account's shown rating (`shown`), by account id: the lobby's start."""
+    return {
+        account.id: shown(ratings.Rating(mu=row.mu, sigma=row.sigma))
+        for account, row in await store.current_ratings()
+    }

@@ -174,6 +174,70 @@ class AdminList:
         return fingerprint is not None and fingerprint in self._admins
 
 
+# ---- bans, wherever they are read ------------------------------------------------------------
+
+
+def in_force(row: protocol.BanRow, now: float) -> bool:
+    """Whether ban `row` holds at `now` (unix seconds)."""
+    return row.until is None or row.until > now
+
+
+def active_ban_among(
+    rows: Iterable[protocol.BanRow],
+    fingerprint: str | None,
+    address: str | None,
+    linked: Collection[str],
+    now: float,
+) -> protocol.BanRow | None:
+    """Of `rows`, the ban in force at `now` on key `fingerprint`, on one of the `linked` keys
+    or on IP `address` (the longest), or None."""
+    keys = {fingerprint, *linked} - {None}
+    found = [
+        row
+        for row in rows
+        if in_force(row, now)
+        and (
+            (row.kind == "key" and row.value in keys)
+            or (row.kind == "address" and row.value == address)
+        )
+    ]
+    if not found:
+        return None
+    return max(found, key=lambda row: float("inf") if row.until is None else row.until)
+
+
+def banned_keys_among(rows: Iterable[protocol.BanRow], now: float) -> frozenset[str]:
+    """The key fingerprints of `rows` under a ban in force at `now`."""
+    return frozenset(row.value for row in rows if row.kind == "key" and in_force(row, now))
+
+
+class BanList:
+    """The bans in force as a front process reads them (issue 12): a copy of the lobby's
+    `Moderation.bans()`, replaced whenever the lobby says they changed
+    (`perudo_ssh.front.remote.RemoteLobby`). Read as `Moderation` is: `active_ban`,
+    `banned_keys`. `clock` gives unix seconds."""
+
+    def __init__(
+        self, rows: Iterable[protocol.BanRow] = (), *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.rows: tuple[protocol.BanRow, ...] = tuple(rows)
+        self.clock = clock
+
+    def replace(self, rows: Iterable[protocol.BanRow]) -> None:
+        """The lobby's bans in force now."""
+        self.rows = tuple(rows)
+
+    def active_ban(
+        self, fingerprint: str | None, address: str | None, linked: Collection[str] = ()
+    ) -> protocol.BanRow | None:
+        """As `Moderation.active_ban`."""
+        return active_ban_among(self.rows, fingerprint, address, linked, self.clock())
+
+    def banned_keys(self) -> frozenset[str]:
+        """As `Moderation.banned_keys`."""
+        return banned_keys_among(self.rows, self.clock())
+
+
 # ---- moderation state ------------------------------------------------------------------------
 
 
@@ -298,27 +362,13 @@ class Moderation:
         """The ban in force on key `fingerprint`, on any of the `linked` keys (the other keys
         of its account: a key ban covers the account) or on IP `address` (the longest), or
         None."""
-        keys = {fingerprint, *linked} - {None}
-        found = [
-            b.row
-            for b in self._bans.values()
-            if self._in_force(b.row.until)
-            and (
-                (b.row.kind == "key" and b.row.value in keys)
-                or (b.row.kind == "address" and b.row.value == address)
-            )
-        ]
-        if not found:
-            return None
-        return max(found, key=lambda row: float("inf") if row.until is None else row.until)
+        return active_ban_among(
+            (b.row for b in self._bans.values()), fingerprint, address, linked, self.clock()
+        )
 
     def banned_keys(self) -> frozenset[str]:
         """The key fingerprints under a ban in force."""
-        return frozenset(
-            b.row.value
-            for b in self._bans.values()
-            if b.row.kind == "key" and self._in_force(b.row.until)
-        )
+        return banned_keys_among((b.row for b in self._bans.values()), self.clock())
 
     # ---- mutes ---------------------------------------------------------------------------
 

@@ -14,7 +14,9 @@ them, a few envelopes (msgpack, `msgspec`):
   sessions (each distinct encoding once, with who gets it), the sessions it ended (their
   `Goodbye`), and the sessions it asks the front to attach again;
 - on `<prefix>.lobby.alive`, `LobbyAlive` every `HEARTBEAT` seconds: a new `incarnation`
-  tells the fronts the lobby restarted (they attach their sessions again).
+  tells the fronts the lobby restarted (they attach their sessions again), a new `bans`
+  that the bans changed (they ask for them on `<prefix>.lobby.bans`: the SSH layer refuses
+  banned keys and addresses at login, on whichever front).
 
 Messages of one publisher arrive in order (`perudo_ssh.bus.base`), so a session's `Attach`
 comes before its commands. Imports neither textual nor asyncssh.
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import msgspec
 
+from perudo_ssh import protocol
 from perudo_ssh.records import Account
 
 HEARTBEAT = 1.0
@@ -94,9 +97,17 @@ class ToFront(msgspec.Struct, frozen=True):
 
 
 class LobbyAlive(msgspec.Struct, frozen=True):
-    """The lobby is alive; `incarnation` changes each time it starts."""
+    """The lobby is alive; `incarnation` changes each time it starts, `bans` each time the
+    bans in force change (then the fronts ask for them: `bans_subject`)."""
 
     incarnation: str
+    bans: int = 0
+
+
+class BanRows(msgspec.Struct, frozen=True):
+    """The lobby's bans in force (`Moderation.bans`), the answer on `bans_subject`."""
+
+    rows: tuple[protocol.BanRow, ...] = ()
 
 
 def lobby_subject(prefix: str) -> str:
@@ -109,6 +120,11 @@ def alive_subject(prefix: str) -> str:
     return f"{prefix}.lobby.alive"
 
 
+def bans_subject(prefix: str) -> str:
+    """Where the fronts ask for the bans in force (`BanRows`)."""
+    return f"{prefix}.lobby.bans"
+
+
 def front_subject(prefix: str, front: str) -> str:
     """Where the lobby sends to front `front`."""
     return f"{prefix}.front.{front}"
@@ -118,9 +134,10 @@ _encoder = msgspec.msgpack.Encoder()
 _from_front = msgspec.msgpack.Decoder(FromFront)
 _to_front = msgspec.msgpack.Decoder(ToFront)
 _lobby_alive = msgspec.msgpack.Decoder(LobbyAlive)
+_ban_rows = msgspec.msgpack.Decoder(BanRows)
 
 
-def encode(message: FromFront | ToFront | LobbyAlive) -> bytes:
+def encode(message: FromFront | ToFront | LobbyAlive | BanRows) -> bytes:
     """msgpack bytes of a relay message."""
     return _encoder.encode(message)
 
@@ -138,3 +155,8 @@ def decode_to_front(data: bytes) -> ToFront:
 def decode_lobby_alive(data: bytes) -> LobbyAlive:
     """The lobby's heartbeat; raises as `decode_from_front`."""
     return _lobby_alive.decode(data)
+
+
+def decode_ban_rows(data: bytes) -> BanRows:
+    """The lobby's bans; raises as `decode_from_front`."""
+    return _ban_rows.decode(data)

@@ -19,130 +19,37 @@ import asyncio
 import gc
 import logging
 import signal
-import weakref
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import Protocol
 
 import asyncssh
 
-from perudo_ssh import ratings
-from perudo_ssh.archive import GameArchive, RatingChanges
+from perudo_ssh.archive import GameArchive, update_ratings
 from perudo_ssh.collector import PacedCollector
 from perudo_ssh.i18n import language_of
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.lobby import Lobby
+from perudo_ssh.lobby.process import prepare_lobby
 from perudo_ssh.logs import log_event
 from perudo_ssh.moderation import AdminList, banner_text, host_of
-from perudo_ssh.records import NewGame
-from perudo_ssh.referee import Verdict
+from perudo_ssh.protocol import BanRow
+from perudo_ssh.records import Account, Records
 from perudo_ssh.session import LobbySession
 from perudo_ssh.ssh.server import Connections, Login, start_server
 from perudo_ssh.store import DEFAULT_PATH, Store
 
 log = logging.getLogger(__name__)
 
+Connect = Callable[..., LobbySession]
+"""How the SSH layer attaches a session to the lobby: `(name, fingerprint, *, address,
+account, bot_account) -> LobbySession` (`local_connect`, `RemoteLobby.connect`)."""
+
 SHUTDOWN_GRACE = 3.0
 """Seconds a stopping server gives its sessions to show the goodbye and close."""
 CLOSE_TIMEOUT = 5.0
 """Seconds a stopping server then waits for the connections it closed (and its listener) to
 be gone before it finishes its writes and exits anyway."""
-
-
-_RATING_LOCKS: weakref.WeakKeyDictionary[Store, asyncio.Lock] = weakref.WeakKeyDictionary()
-"""One lock per store: two games finishing together must not both start from the same
-ratings (read, rate, write is one step)."""
-
-
-async def update_ratings(
-    store: Store, game_id: int, game: NewGame, verdict: Verdict
-) -> RatingChanges | None:
-    """The ratings hook: called once each finished game is stored as `game_id` (`game` as
-    stored, `verdict` its referee's verdict).
-
-    A game of a rated table (`game.rated`, the table option) with at least two account
-    holders (`perudo_ssh.ratings.is_rated`) moves their ratings by `perudo_ssh.ratings.rate`
-    over the finishing order (`finishing_order`, a player who left mid-game placed when they
-    left: `GamePlayer.left_round`); bots and guests (no account) are left out
-    of the ranking. People and bot accounts (issue 14) are rated apart: the people are
-    ranked among the people, the bot accounts among the bot accounts (each pool needs two to
-    be rated), so a program's games never move a person's rating nor the reverse. The
-    built-in bots of each level share one rating (`Store.level_account`): it moves by the
-    game's whole finishing order, everyone rated at the table counted at their rating (the
-    level's seats at its own; several seats of a level: their new ratings averaged), while
-    nobody else's moves for it — so a level's rating says how it fares against people and
-    programs, and beating bots never farms a rating. Each
-    account starts from its latest stored rating (`ratings.DEFAULT` for a
-    newcomer); the new ones are written in one transaction, dated when the game finished.
-    An illegal or unfinished verdict rates nothing. Returns what it changed, by account
-    id: (name, before, after) in shown points (`ratings.ordinal`, rounded); None if the game
-    was not rated."""
-    if not game.rated or not verdict.legal or verdict.winner is None:
-        return None
-    account_of = {p.name: p.account_id for p in game.players}
-    level_of: dict[str, str] = {
-        p.name: p.level for p in game.players if p.level is not None and p.account_id is None
-    }
-    left = {p.name: p.left_round for p in game.players if p.left_round is not None}
-    order = ratings.finishing_order(verdict, left)
-    accounts = [account for account in account_of.values() if account is not None]
-    lock = _RATING_LOCKS.setdefault(store, asyncio.Lock())
-    async with lock:
-        programs = await store.bot_accounts(accounts)
-        levels = {level: await store.level_account(level) for level in set(level_of.values())}
-        rated_as = {name: account for name, account in account_of.items() if account is not None}
-        rated_as.update((name, levels[level].id) for name, level in level_of.items())
-        before: dict[str, ratings.Rating] = {}
-        for name in order:
-            if name in rated_as:
-                row = await store.rating_of(rated_as[name])
-                before[name] = (
-                    ratings.DEFAULT if row is None else ratings.Rating(mu=row.mu, sigma=row.sigma)
-                )
-        new: dict[int, tuple[float, float]] = {}
-        changes: dict[int, tuple[str, int, int]] = {}
-        # two pools: people among people, bot accounts among bot accounts (issue 14)
-        for pool in (False, True):
-            entries = [
-                before[name]
-                if account_of.get(name) is not None and (account_of[name] in programs) == pool
-                else None
-                for name in order
-            ]
-            if not ratings.is_rated(game.rated, entries):
-                continue
-            for name, old, rating in zip(order, entries, ratings.rate(entries), strict=True):
-                account = account_of.get(name)
-                if rating is not None and account is not None and old is not None:
-                    new[account] = (rating.mu, rating.sigma)
-                    changes[account] = (name, shown(old), shown(rating))
-        # each level of built-in bots against everyone rated at the table, who stay as they are
-        everyone = [before.get(name) for name in order]
-        if levels and ratings.is_rated(game.rated, everyone):
-            after = ratings.rate(everyone)
-            for level, level_account in levels.items():
-                seats = [after[i] for i, name in enumerate(order) if level_of.get(name) == level]
-                rated = [rating for rating in seats if rating is not None]
-                new[level_account.id] = (
-                    sum(r.mu for r in rated) / len(rated),
-                    sum(r.sigma for r in rated) / len(rated),
-                )
-        if not new:
-            return None
-        await store.add_ratings(game_id, new, at=game.finished)
-    return changes or None
-
-
-def shown(rating: ratings.Rating) -> int:
-    """A rating as players see it, in whole points (`ratings.ordinal`, rounded)."""
-    return round(ratings.ordinal(rating))
-
-
-async def shown_ratings(store: Store) -> dict[int, int]:
-    """Every rated account's shown rating (`shown`), by account id: the lobby's start."""
-    return {
-        account.id: shown(ratings.Rating(mu=row.mu, sigma=row.sigma))
-        for account, row in await store.current_ratings()
-    }
 
 
 async def start_game_server(
@@ -176,50 +83,110 @@ async def start_game_server(
     and the outbox size of a new lobby (a lobby given keeps its own `outbox_size`). The
     open SSH connections are kept in `connections` (`perudo_ssh.ssh.server.start_server`;
     a new one when None): pass one to close them when stopping."""
-    from screens.app import make_app
-
     if lobby is None:
         lobby = Lobby(outbox_size=limits.output_queue_events)
-    store = archive.store if archive is not None else None
-    if archive is not None and lobby.on_game_over is None:
-        lobby.on_game_over = archive.game_over
-        # ratings beside names, and what a game did to them (issue 13)
-        if archive.after_game is update_ratings:
-            lobby.ratings = await shown_ratings(archive.store)
-            archive.on_rated = lobby.rated
-    moderation = lobby.moderation
-    if store is not None and moderation.store is None:
-        moderation.store = store
-        await moderation.load()
-    if store is not None and lobby.persist is None:
-        # issue 5, item 3: the unfinished games come back, and every move is saved
-        lobby.restore(await store.unfinished_tables())
-        lobby.persist = store.save_tables
+    await prepare_lobby(lobby, archive)
     lobby.start()
+    store = archive.store if archive is not None else None
+    acceptor = await start_front(
+        local_connect(lobby, archive, admins),
+        store,
+        lobby.moderation,
+        host,
+        port,
+        host_key_dir,
+        limits,
+        connections,
+    )
+    return acceptor, lobby
+
+
+def local_connect(
+    lobby: Lobby, archive: GameArchive | None = None, admins: AdminList | None = None
+) -> Connect:
+    """How the SSH layer attaches a session to `lobby` in this process: `Lobby.connect`, the
+    admins decided from the key by `admins` (none when None), and the session's account told
+    to `archive` (its games are the account's)."""
+
+    def connect(
+        name: str,
+        fingerprint: str | None = None,
+        *,
+        admin: bool = False,
+        address: str | None = None,
+        account: Account | None = None,
+        bot_account: bool = False,
+    ) -> LobbySession:
+        session = lobby.connect(
+            name,
+            fingerprint,
+            admin=admins is not None and admins.is_admin(fingerprint),
+            address=address,
+            account_id=account.id if account is not None else None,
+            bot_account=bot_account,
+        )
+        if archive is not None:
+            try:
+                archive.session_joined(session, account)
+            except BaseException:
+                session.close()
+                raise
+        return session
+
+    return connect
+
+
+class Bans(Protocol):
+    """What the SSH layer reads of the bans: `Moderation` in one process, the lobby's copy
+    (`BanList`) in a front process."""
+
+    def active_ban(
+        self, fingerprint: str | None, address: str | None, linked: Collection[str] = ()
+    ) -> BanRow | None: ...
+
+    def banned_keys(self) -> frozenset[str]: ...
+
+
+async def start_front(
+    connect: Connect,
+    records: Records | None,
+    bans: Bans,
+    host: str = "127.0.0.1",
+    port: int = 2222,
+    host_key_dir: Path = Path("host_keys"),
+    limits: Limits = DEFAULT_LIMITS,
+    connections: Connections | None = None,
+    reuse_port: bool = False,
+) -> asyncssh.SSHAcceptor:
+    """The front of a server (issue 12): an SSH listener on `host:port` whose sessions each
+    run a `screens.app.PerudoApp`, in the language of the client's locale (`Login.lang`,
+    English when it sent none), attached to the lobby by `connect` (`local_connect`, or
+    `RemoteLobby.connect` in a front process). With `records`, keys are accounts and the
+    screens and commands read the stored data there; `bans` are refused at login.
+    `reuse_port`: share the port with the other fronts of this machine (`SO_REUSEPORT`).
+    Raises `OSError` when it cannot listen."""
+    from screens.app import make_app
 
     def is_banned(
         fingerprint: str | None, address: str | None, linked: Collection[str]
     ) -> str | None:
-        ban = moderation.active_ban(fingerprint, address, linked)
+        ban = bans.active_ban(fingerprint, address, linked)
         return None if ban is None else banner_text(ban, fingerprint)
 
     def app_factory(login: Login):
-        session = lobby.connect(
+        session = connect(
             login.name,
             login.fingerprint,
-            admin=admins is not None and admins.is_admin(login.fingerprint),
             address=host_of(login.peer),
-            account_id=login.account.id if login.account is not None else None,
+            account=login.account,
             bot_account=login.account is not None and login.account.bot,
         )
         try:
-            if archive is not None:
-                archive.session_joined(session, login.account)
             app = make_app(session, language_of(login.lang), limits)
         except BaseException:
             session.close()  # no app to close it: it would stay in the lobby for ever
             raise
-        app.store = store if login.account is not None else None
+        app.store = records if login.account is not None else None
         app.account = login.account
         if login.notice is not None:
             app.arrival_notice = (login.notice, dict(login.notice_args))
@@ -229,31 +196,27 @@ async def start_game_server(
         """A bot account's program (`ssh host play`, issue 14): a lobby session, as an
         app's, marked a bot account's."""
         assert login.account is not None
-        session = lobby.connect(
+        return connect(
             login.name,
             login.fingerprint,
-            admin=admins is not None and admins.is_admin(login.fingerprint),
             address=host_of(login.peer),
-            account_id=login.account.id,
+            account=login.account,
             bot_account=True,
         )
-        if archive is not None:
-            archive.session_joined(session, login.account)
-        return session
 
-    acceptor = await start_server(
+    return await start_server(
         app_factory,
-        program_factory=program_factory if store is not None else None,
+        program_factory=program_factory if records is not None else None,
         host=host,
         port=port,
         host_key_dir=host_key_dir,
-        store=store,
+        store=records,
         bans=is_banned,
-        banned_keys=moderation.banned_keys,
+        banned_keys=bans.banned_keys,
         limits=limits,
         connections=connections,
+        reuse_port=reuse_port,
     )
-    return acceptor, lobby
 
 
 COLLECTOR_THRESHOLDS = (20_000, 5, 100)

@@ -198,7 +198,7 @@ ALTER TABLE accounts ADD COLUMN turn_bell INTEGER NOT NULL DEFAULT 1;
 
 # Bot accounts (issue 14, "programs as players"): an account whose keys are a program's. It
 # plays through `ssh HOST play` (perudo_ssh.botapi), is marked BOT wherever its name is
-# shown, and is rated apart from people (perudo_ssh.serve.update_ratings).
+# shown, and is rated apart from people (perudo_ssh.archive.update_ratings).
 _V7 = """
 ALTER TABLE accounts ADD COLUMN bot INTEGER NOT NULL DEFAULT 0;
 """

@@ -12,10 +12,10 @@ import asyncssh
 import pytest
 
 from perudo_ssh import protocol
-from perudo_ssh.archive import GameArchive
+from perudo_ssh.archive import GameArchive, update_ratings
 from perudo_ssh.limits import Limits
 from perudo_ssh.lobby import Lobby
-from perudo_ssh.serve import start_game_server, update_ratings
+from perudo_ssh.serve import start_game_server
 from perudo_ssh.store import Store
 
 Lobby.check_summaries = True  # every lobby of the tests checks the lines it keeps

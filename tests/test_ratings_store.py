@@ -12,11 +12,10 @@ import msgspec
 import pytest
 
 from perudo_ssh import protocol as P
-from perudo_ssh.archive import GameArchive
+from perudo_ssh.archive import GameArchive, shown_ratings, update_ratings
 from perudo_ssh.ratings import DEFAULT, Rating, finishing_order, ordinal, rate
 from perudo_ssh.records import Account, GamePlayer, NewGame
 from perudo_ssh.referee import Verdict
-from perudo_ssh.serve import shown_ratings, update_ratings
 from perudo_ssh.store import Store
 from tests.test_lobby_support import Player, play_randomly, running_lobby
 from tests.test_moderation import Member, member

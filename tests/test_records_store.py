@@ -202,7 +202,8 @@ import asyncio, random, sys
 from pathlib import Path
 from perudo_ssh.archive import GameArchive
 from perudo_ssh.lobby import Lobby
-from perudo_ssh.serve import start_game_server, update_ratings
+from perudo_ssh.archive import update_ratings
+from perudo_ssh.serve import start_game_server
 from perudo_ssh.store import Store
 from perudo_ssh.limits import Limits
 PLAYING_FAST = Limits(

@@ -1,6 +1,6 @@
 """Pilot tests of the history, replay, leaderboard and profile screens (issue 4, items 3–4),
 at 80×24, with a real store on `tmp_path` holding games built with the rules engine and
-rated by the server's own hook (`perudo_ssh.serve.update_ratings`).
+rated by the server's own hook (`perudo_ssh.archive.update_ratings`).
 
 The stored games (fixed dice, `T0` = 2023-11-14 22:13 UTC, a day apart):
 1. classic, one die each, ana ben cyd (cyd a guest): ben wins, ana second — rated;
@@ -18,14 +18,13 @@ import pytest
 from textual.widgets import DataTable, Sparkline
 
 from perudo_ssh import protocol as P
-from perudo_ssh.archive import places
+from perudo_ssh.archive import places, update_ratings
 from perudo_ssh.i18n import translator
 from perudo_ssh.ratings import DEFAULT, Rating, ordinal, rate
 from perudo_ssh.record import Record, RecordBuilder, encode_record
 from perudo_ssh.records import Account, GamePlayer, NewGame
 from perudo_ssh.referee import Verdict, encode_verdict, verdict_of
 from perudo_ssh.rules import Action, Bid, Call, PlaceBid, Roll, options_for
-from perudo_ssh.serve import update_ratings
 from perudo_ssh.store import Store
 from screens.account import AccountScreen
 from screens.app import make_app

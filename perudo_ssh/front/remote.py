@@ -32,6 +32,7 @@ from perudo_ssh import protocol, relay
 from perudo_ssh.bus import Bus, BusError, Subscription
 from perudo_ssh.i18n import N_
 from perudo_ssh.logs import log_event
+from perudo_ssh.moderation import BanList
 from perudo_ssh.records import Account
 from perudo_ssh.session import Disconnected, FromSession, LobbySession
 
@@ -43,6 +44,8 @@ RECONNECTED = N_("Reconnected to the lobby.")
 """Told to them once it is back."""
 RECONNECTING_AFTER = 1.0
 """Seconds the bus may be down before the players are told."""
+BANS_WAIT = 5.0
+"""Seconds a front waits for the lobby's bans when it asks for them."""
 
 
 class _FrontSession(LobbySession):
@@ -82,6 +85,11 @@ class RemoteLobby:
         self._down: asyncio.TimerHandle | None = None
         self._told_down = False
         self._lobby_seen = asyncio.Event()
+        self.bans = BanList()
+        """The lobby's bans in force, as last heard (the SSH layer refuses them at login)."""
+        self._bans_version: int | None = None
+        self._bans_asked: asyncio.Task[None] | None = None
+        self._bans_read = asyncio.Event()
 
     async def start(self) -> None:
         """Receive the lobby's events for this front and start the heartbeat."""
@@ -111,6 +119,8 @@ class RemoteLobby:
         self._flush()
         self._sending.put_nowait(None)
         sender, *others = self._tasks
+        if self._bans_asked is not None:
+            others.append(self._bans_asked)
         for task in others:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
@@ -242,6 +252,8 @@ class RemoteLobby:
         except (msgspec.DecodeError, msgspec.ValidationError):
             return
         self._lobby_seen.set()
+        if alive.bans != self._bans_version and self._bans_asked is None:
+            self._bans_asked = asyncio.get_running_loop().create_task(self._ask_bans(alive.bans))
         if alive.incarnation == self.lobby_incarnation:
             return
         restarted = self.lobby_incarnation is not None
@@ -250,6 +262,24 @@ class RemoteLobby:
             log_event(log, "lobby_restarted", sessions=len(self.sessions))
             for session in self.sessions.values():
                 self._queue(msgspec.structs.replace(session.attach, again=True))
+
+    async def _ask_bans(self, version: int) -> None:
+        try:
+            reply = await self.bus.request(relay.bans_subject(self.prefix), b"", BANS_WAIT)
+            self.bans.replace(relay.decode_ban_rows(reply).rows)
+            self._bans_version = version
+            self._bans_read.set()
+        except (BusError, msgspec.DecodeError, msgspec.ValidationError) as error:
+            log.warning("front: could not read the bans: %s", error)  # asked again next beat
+        finally:
+            self._bans_asked = None
+
+    async def bans_known(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds until the lobby's bans have been read once."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self._bans_read.wait()
+        return self._bans_read.is_set()
 
     # ---- liveness ------------------------------------------------------------------------
 

@@ -133,6 +133,7 @@ class LobbyHost:
         self._flush_soon = False
         self._sending: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue()
         self._subscription: Subscription | None = None
+        self._bans_served: Subscription | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._connected = True
 
@@ -142,6 +143,7 @@ class LobbyHost:
         self._subscription = await self.bus.subscribe(
             relay.lobby_subject(self.prefix), self._received
         )
+        self._bans_served = await self.bus.serve(relay.bans_subject(self.prefix), self._bans)
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._send_loop(), name="lobby host sender"),
@@ -153,6 +155,8 @@ class LobbyHost:
         """Send what is still queued (the goodbyes of a stopping lobby), then stop."""
         if self._subscription is not None:
             await self._subscription.stop()
+        if self._bans_served is not None:
+            await self._bans_served.stop()
         self._flush()
         self._sending.put_nowait(None)
         sender, *others = self._tasks
@@ -308,11 +312,20 @@ class LobbyHost:
             for front in self.fronts.values():
                 front.last_heard = now
 
+    async def _bans(self, data: bytes) -> bytes:
+        return relay.encode(relay.BanRows(rows=self.lobby.moderation.bans()))
+
+    def bans_version(self) -> int:
+        """A number that changes when the bans in force change (`relay.LobbyAlive.bans`)."""
+        return hash(self.lobby.moderation.bans()) & 0x7FFF_FFFF_FFFF_FFFF
+
     async def _heartbeat_loop(self) -> None:
-        alive = relay.encode(relay.LobbyAlive(incarnation=self.incarnation))
         subject = relay.alive_subject(self.prefix)
         loop = asyncio.get_running_loop()
         while True:
+            alive = relay.encode(
+                relay.LobbyAlive(incarnation=self.incarnation, bans=self.bans_version())
+            )
             with contextlib.suppress(BusError):
                 await self.bus.publish(subject, alive)
             if self._connected:

@@ -535,8 +535,11 @@ async def start_server(
     sessions: SessionCounts | None = None,
     connections: Connections | None = None,
     program_factory: ProgramFactory | None = None,
+    reuse_port: bool = False,
 ) -> asyncssh.SSHAcceptor:
     """Listen for SSH clients; run `app_factory(login)` for each PTY session.
+    `reuse_port`: other processes may listen on the same port (`SO_REUSEPORT`: the kernel
+    spreads the connections over them; issue 12).
 
     The host key is `host_key_dir/ssh_host_ed25519_key` (mode 0600), generated on
     first start and reused afterwards. `port=0` picks a free port: read it back with
@@ -574,6 +577,7 @@ async def start_server(
         ),
         host,
         port,
+        reuse_port=reuse_port or None,
         server_host_keys=[host_key],
         encoding=None,  # bytes both ways: the session decodes input leniently itself
         line_editor=False,
