@@ -70,9 +70,13 @@ class Refresh(msgspec.Struct, frozen=True, tag=True):
 
 
 class Alive(msgspec.Struct, frozen=True, tag=True):
-    """The front is alive and holds `sessions` (their local numbers)."""
+    """The front is alive and holds `sessions` (their local numbers), attached to the lobby
+    of incarnation `lobby` (None: none heard yet). A lobby asks for the sessions it lacks
+    only when that is itself: a front that has not heard of a restarted lobby attaches its
+    sessions by itself once it does."""
 
     sessions: tuple[int, ...] = ()
+    lobby: str | None = None
 
 
 FrontItem = Attach | Command | Detach | Refresh | Alive

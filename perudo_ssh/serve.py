@@ -308,7 +308,7 @@ async def serve_forever(
             if others:
                 await asyncio.wait(others, timeout=SHUTDOWN_GRACE)
         finally:
-            await _close_connections(acceptor, connections)
+            await close_connections(acceptor, connections)
     finally:
         try:
             await archive.drain()  # every finished game is written before the database closes
@@ -319,7 +319,7 @@ async def serve_forever(
                 loop.remove_signal_handler(sig)
 
 
-async def _close_connections(acceptor: asyncssh.SSHAcceptor, connections: Connections) -> None:
+async def close_connections(acceptor: asyncssh.SSHAcceptor, connections: Connections) -> None:
     """Close every SSH connection still open (a ControlPersist master whose session ended, a
     client that stopped reading, one logged in with no session) and wait, up to
     `CLOSE_TIMEOUT` seconds, for them and for the closed listener `acceptor` to be gone

@@ -23,6 +23,8 @@ from perudo_ssh.front.remote import RECONNECTED, RECONNECTING, RemoteLobby
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.lobby.host import LobbyHost, _Outgoing, _split
 from perudo_ssh.records import Account
+from tests.sshterm import until
+from tests.test_lobby_support import WAIT as WAIT_SECONDS
 from tests.test_lobby_support import Player, connected, play_randomly
 
 
@@ -292,3 +294,52 @@ async def test_what_is_not_a_front_message_is_logged_and_ignored(memory_bus, cap
         line = await ana.expect(P.ChatLine)
         assert line.text == "after"
         assert "not a front's" in caplog.text
+
+
+async def test_the_fronts_learn_the_lobbys_bans_as_they_change(memory_bus):
+    async with relayed(memory_bus) as r:
+        front = r.fronts[0]
+        assert await front.bans_known(WAIT_SECONDS)
+        assert front.bans.active_ban("SHA256:eve", None) is None
+        row = r.lobby.moderation.ban("key", "SHA256:eve", "spam", None)
+        await until(lambda: front.bans.active_ban("SHA256:eve", None) == row, "the ban")
+        assert front.bans.banned_keys() == {"SHA256:eve"}
+        assert front.bans.active_ban("SHA256:ana", "10.0.0.1") is None
+        r.lobby.moderation.lift_ban(row.id)
+        await until(lambda: front.bans.banned_keys() == frozenset(), "the ban lifted")
+
+
+async def test_what_is_said_while_the_lobby_is_gone_is_held_and_taken_once_it_is_back(
+    memory_bus,
+):
+    bus = memory_bus
+    lobby = Lobby(bot_delay=(0.0, 0.0), rng=random.Random(1))
+    lobby.start()
+    host = LobbyHost(lobby, bus, heartbeat=0.05)
+    await host.start()
+    front = RemoteLobby(bus, heartbeat=0.05)
+    await front.start()
+    second: Lobby | None = None
+    try:
+        ana = await _connect_soon(front, "ana")
+        await ana.joined()
+        await host.stop()  # the lobby process dies: nothing more comes from it
+        await until(lambda: not front._lobby_here, "the front to take the lobby as gone")
+        down = await ana.expect(P.Notice)
+        assert down.text == RECONNECTING
+        ana.send(P.Say(text="anyone?"))
+        second = Lobby(bot_delay=(0.0, 0.0), rng=random.Random(2))
+        second.start()
+        host = LobbyHost(second, bus, heartbeat=0.05)
+        await host.start()
+        back = await ana.expect(P.Notice)
+        assert back.text == RECONNECTED
+        await ana.expect(P.Welcome)  # attached to the new lobby first, then the line
+        line = await ana.expect(P.ChatLine)
+        assert (line.name, line.text) == ("ana", "anyone?")
+    finally:
+        await front.stop()
+        await host.stop()
+        await lobby.stop()
+        if second is not None:
+            await second.stop()

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import logging
 import os
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -113,7 +115,10 @@ class NatsBus(Bus):
                 bus._state("disconnected")
 
         async def reconnected() -> None:
-            log.warning("bus: reconnected to NATS at %s", client.connected_url)
+            log.warning(
+                "bus: reconnected to NATS at %s",
+                client.connected_url.netloc if client.connected_url else "?",
+            )
             bus._state("reconnected")
 
         async def error(exc: Exception) -> None:
@@ -255,10 +260,19 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(probe.getsockname()[1])
 
 
+def _end_with_parent() -> None:
+    """In the child, before it runs the server: be sent SIGTERM when this process dies
+    (Linux's `PR_SET_PDEATHSIG`), so no server outlives its supervisor, however it ends."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+
+
 class LocalNatsServer:
     """A `nats-server` child process on loopback (`start`); `url` reaches it, `stop` ends it.
 
-    `port` 0 picks a free one. Its own log goes to `log_file` (None: discarded)."""
+    `port` 0 picks a free one. Its own log goes to `log_file` (None: discarded). It is sent
+    SIGTERM if this process dies first."""
 
     def __init__(self, port: int = 0, log_file: Path | None = None) -> None:
         self.port = port or free_port()
@@ -278,6 +292,7 @@ class LocalNatsServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # a Ctrl-C at the terminal is the supervisor's to handle
+            preexec_fn=_end_with_parent,
         )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout

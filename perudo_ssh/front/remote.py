@@ -11,11 +11,14 @@ A session that does not read its events fast enough (its outbox full) is ended h
 slow", as the lobby does in one process. Faults (issue 12, item 4): every `relay.HEARTBEAT`
 the front says it is alive and which sessions it holds; when the lobby restarts (a new
 `LobbyAlive.incarnation`) or asks (`ToFront.again`: it took this front for dead), the live
-sessions are attached again, and a player with an identity is seated back. While the bus is
-down the players are told "reconnecting…" after a second; once it is back each session is
-sent its whole state again (`relay.Refresh`), as events may have been lost meanwhile; what
-the players sent meanwhile was held by the bus client and goes out then. Imports neither
-textual nor asyncssh.
+sessions are attached again, and a player with an identity is seated back. While the lobby
+cannot be reached (the bus is down, or no `LobbyAlive` for `LOBBY_SILENT` heartbeats), what
+the sessions send is held here, and sent once the lobby is heard again — after the
+sessions are attached again if it restarted — so a command is never sent where nobody can
+take it; the players are told "reconnecting…" after a second, and "reconnected". Once the
+bus is back each session is sent its whole state again (`relay.Refresh`), as events may
+have been lost meanwhile (its chat lines too: the chat history comes with it). Imports
+neither textual nor asyncssh.
 """
 
 from __future__ import annotations
@@ -44,6 +47,10 @@ RECONNECTED = N_("Reconnected to the lobby.")
 """Told to them once it is back."""
 RECONNECTING_AFTER = 1.0
 """Seconds the bus may be down before the players are told."""
+LOBBY_SILENT = 3.0
+"""Heartbeats without the lobby's after which it is taken as gone (held for, told)."""
+HELD_MOST = 100_000
+"""Most messages held for a lobby that cannot be reached; past it the oldest are dropped."""
 BANS_WAIT = 5.0
 """Seconds a front waits for the lobby's bans when it asks for them."""
 
@@ -84,6 +91,8 @@ class RemoteLobby:
         self._tasks: list[asyncio.Task[None]] = []
         self._down: asyncio.TimerHandle | None = None
         self._told_down = False
+        self._lobby_here = False  # heard since it was last lost: what is sent can reach it
+        self._last_alive = 0.0
         self._lobby_seen = asyncio.Event()
         self.bans = BanList()
         """The lobby's bans in force, as last heard (the SSH layer refuses them at login)."""
@@ -131,6 +140,16 @@ class RemoteLobby:
             await subscription.stop()
         with contextlib.suppress(BusError):
             await self.bus.flush()
+
+    def end_all(self, reason: str) -> int:
+        """End every session here with `Goodbye(reason)` (an `N_` message id) and tell the
+        lobby they are gone (a seat at a game in play is held by the grace rule); returns
+        how many there were."""
+        sessions, self.sessions = self.sessions, {}
+        for local, session in sessions.items():
+            session.end(reason)
+            self._queue(relay.Detach(local=local))
+        return len(sessions)
 
     def connect(
         self,
@@ -192,6 +211,12 @@ class RemoteLobby:
 
     def _flush(self) -> None:
         self._flush_soon = False
+        if not self._lobby_here:
+            # held until the lobby is heard (again): sent now, they could reach nobody
+            if len(self._items) > HELD_MOST:
+                log.error("front: %d messages held for the lobby: the oldest dropped", HELD_MOST)
+                del self._items[: len(self._items) - HELD_MOST]
+            return
         if self._items:
             items, self._items = self._items, []
             self._sending.put_nowait(
@@ -252,16 +277,26 @@ class RemoteLobby:
         except (msgspec.DecodeError, msgspec.ValidationError):
             return
         self._lobby_seen.set()
+        self._last_alive = asyncio.get_running_loop().time()
         if alive.bans != self._bans_version and self._bans_asked is None:
             self._bans_asked = asyncio.get_running_loop().create_task(self._ask_bans(alive.bans))
-        if alive.incarnation == self.lobby_incarnation:
-            return
-        restarted = self.lobby_incarnation is not None
-        self.lobby_incarnation = alive.incarnation
-        if restarted:
-            log_event(log, "lobby_restarted", sessions=len(self.sessions))
-            for session in self.sessions.values():
-                self._queue(msgspec.structs.replace(session.attach, again=True))
+        if alive.incarnation != self.lobby_incarnation:
+            restarted = self.lobby_incarnation is not None
+            self.lobby_incarnation = alive.incarnation
+            if restarted:
+                # this lobby knows none of the sessions: each is attached again first, then
+                # what was held for the lobby follows (sessions whose first `Attach` is held
+                # are attached by it)
+                log_event(log, "lobby_restarted", sessions=len(self.sessions))
+                held = {item.local for item in self._items if isinstance(item, relay.Attach)}
+                again: list[relay.FrontItem] = [
+                    msgspec.structs.replace(session.attach, again=True)
+                    for local, session in self.sessions.items()
+                    if local not in held
+                ]
+                self._items[:0] = again
+        if not self._lobby_here:
+            self._found()
 
     async def _ask_bans(self, version: int) -> None:
         try:
@@ -284,26 +319,47 @@ class RemoteLobby:
     # ---- liveness ------------------------------------------------------------------------
 
     async def _heartbeat_loop(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
-            self._queue(relay.Alive(sessions=tuple(self.sessions)))
+            if self._lobby_here:
+                self._queue(self._alive())
+                if loop.time() - self._last_alive > LOBBY_SILENT * self.heartbeat:
+                    log_event(log, "lobby_silent", level=logging.WARNING)
+                    self._lost()
             await asyncio.sleep(self.heartbeat)
 
     def _bus_state(self, state: str) -> None:
-        loop = asyncio.get_running_loop()
         if state == "disconnected":
-            if self._down is None:
-                self._down = loop.call_later(RECONNECTING_AFTER, self._tell_down)
+            self._lost()
             return
+        # events may have been lost while down: every session gets its state again, once
+        # the lobby is heard (the messages are held until then)
+        for local in self.sessions:
+            self._queue(relay.Refresh(local=local))
+        self._queue(self._alive())
+
+    def _alive(self) -> relay.Alive:
+        return relay.Alive(sessions=tuple(self.sessions), lobby=self.lobby_incarnation)
+
+    def _lost(self) -> None:
+        """The lobby cannot be reached (the bus is down, or the lobby silent): hold what is
+        sent to it, and tell the players if it lasts."""
+        self._lobby_here = False
+        if self._down is None and not self._told_down:
+            self._down = asyncio.get_running_loop().call_later(RECONNECTING_AFTER, self._tell_down)
+
+    def _found(self) -> None:
+        """The lobby is heard: send what was held, and tell the players if they were told."""
+        self._lobby_here = True
         if self._down is not None:
             self._down.cancel()
             self._down = None
         if self._told_down:
             self._told_down = False
             self._tell_all(RECONNECTED)
-        # events may have been lost while down: every session gets its state again
-        for local in self.sessions:
-            self._queue(relay.Refresh(local=local))
-        self._queue(relay.Alive(sessions=tuple(self.sessions)))
+        if self._items and not self._flush_soon:
+            self._flush_soon = True
+            asyncio.get_running_loop().call_soon(self._flush)
 
     def _tell_down(self) -> None:
         self._down = None

@@ -259,7 +259,9 @@ class Lobby:
         self._outgoing: list[tuple[_Client, bytes, int | None]] = []
         # the last chat lines said in the lobby (key None) and at each table (its id)
         self._chat: dict[int | None, deque[protocol.ChatLine]] = {}
-        self._chat_ids = itertools.count(1)
+        # chat line ids grow across restarts too (issue 12: the fronts keep their sessions,
+        # and each app tells the lines it already shows by id): microseconds since the epoch
+        self._chat_ids = itertools.count(time.time_ns() // 1_000)
         self.chat_clock: Callable[[], float] = time.monotonic
         """The chat rate limit's clock, in seconds (tests may set another)."""
         self._task: asyncio.Task[None] | None = None

@@ -231,7 +231,9 @@ class LobbyHost:
                 session = front.sessions.get(local)
                 if session is not None:
                     self.lobby.refresh(session.id)
-            case relay.Alive(sessions=held):
+            case relay.Alive(sessions=held, lobby=incarnation):
+                if incarnation != self.incarnation:
+                    return  # it attaches them itself once it hears of this lobby
                 missing = [local for local in held if local not in front.sessions]
                 if missing:
                     self._outgoing(name).again.extend(missing)
