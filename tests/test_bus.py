@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from perudo_ssh.bus import Bus, BusError, BusTimeout, MemoryBus
+from perudo_ssh.bus import Bus, BusError, BusTimeout
 from perudo_ssh.bus.nats_bus import LocalNatsServer, NatsBus, NatsOptions
 
 
@@ -20,19 +20,10 @@ async def nats_server() -> AsyncIterator[LocalNatsServer]:
     await server.stop()
 
 
-@pytest.fixture(params=["memory", "nats"])
-async def bus(request: pytest.FixtureRequest) -> AsyncIterator[Bus]:
-    if request.param == "memory":
-        made: Bus = MemoryBus()
-        yield made
-        await made.close()
-        return
-    server = LocalNatsServer()
-    await server.start()
-    made = await NatsBus.connect(NatsOptions(url=server.url))
-    yield made
-    await made.close()
-    await server.stop()
+@pytest.fixture
+def bus(any_bus: Bus) -> Bus:
+    """Each transport in turn (`tests.conftest.any_bus`)."""
+    return any_bus
 
 
 async def _collect(bus: Bus, subject: str, count: int) -> tuple[list[bytes], asyncio.Event]:

@@ -10,8 +10,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from perudo_ssh.bus import Bus, MemoryBus
-from perudo_ssh.bus.nats_bus import LocalNatsServer, NatsBus, NatsOptions
+from perudo_ssh.bus import Bus
 from perudo_ssh.records import (
     Account,
     LinkRefused,
@@ -25,19 +24,10 @@ from perudo_ssh.store import Store
 from tests.test_screens_history import T0, calza_game, one_die_game, store_game
 
 
-@pytest.fixture(params=["memory", pytest.param("nats", marks=pytest.mark.slow)])
-async def bus(request: pytest.FixtureRequest) -> AsyncIterator[Bus]:
-    if request.param == "memory":
-        made: Bus = MemoryBus()
-        yield made
-        await made.close()
-        return
-    server = LocalNatsServer()
-    await server.start()
-    made = await NatsBus.connect(NatsOptions(url=server.url))
-    yield made
-    await made.close()
-    await server.stop()
+@pytest.fixture
+def bus(any_bus: Bus) -> Bus:
+    """Each transport in turn (`tests.conftest.any_bus`)."""
+    return any_bus
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ import pytest
 from perudo_ssh import protocol as P
 from perudo_ssh import relay
 from perudo_ssh.bus import Bus, MemoryBus
-from perudo_ssh.bus.nats_bus import LocalNatsServer, NatsBus, NatsOptions
 from perudo_ssh.front import remote as remote_module
 from perudo_ssh.front.remote import RECONNECTED, RECONNECTING, RemoteLobby
 from perudo_ssh.lobby import Lobby
@@ -66,21 +65,6 @@ async def memory_bus() -> AsyncIterator[Bus]:
     bus = MemoryBus()
     yield bus
     await bus.close()
-
-
-@pytest.fixture(params=["memory", pytest.param("nats", marks=pytest.mark.slow)])
-async def any_bus(request: pytest.FixtureRequest) -> AsyncIterator[Bus]:
-    if request.param == "memory":
-        bus: Bus = MemoryBus()
-        yield bus
-        await bus.close()
-        return
-    server = LocalNatsServer()
-    await server.start()
-    bus = await NatsBus.connect(NatsOptions(url=server.url))
-    yield bus
-    await bus.close()
-    await server.stop()
 
 
 def _watch_front(front: RemoteLobby) -> list[relay.ToFront]:
