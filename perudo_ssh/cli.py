@@ -2,7 +2,11 @@
 `admin`s of the configuration file.
 
 perudo-ssh serve [--config perudo.toml] [--listen 127.0.0.1] [--port 2222] [--host-keys host_keys]
-                 [--db perudo.db] [--log-file PATH] [--log-format json|text] [--log-level INFO]
+                 [--db perudo.db] [--workers [N]] [--log-file PATH] [--log-format json|text]
+                 [--log-level INFO]
+perudo-ssh lobby --nats URL [NATS options] [--config perudo.toml] [--db perudo.db] [log options]
+perudo-ssh front --nats URL [NATS options] [--config perudo.toml] [--listen ADDRESS] [--port N]
+                 [--host-keys DIR] [--reuse-port] [log options]
 perudo-ssh referee RECORD.json|-        (RECORD.md "The referee")
 perudo-ssh analyse RECORD.json|-        (every move's odds, the moves that cost a die)
 perudo-ssh admin add|remove NAME|FINGERPRINT [--config perudo.toml]
@@ -14,15 +18,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from perudo_ssh import config as configuration
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.logs import setup_logging
 from perudo_ssh.record import MalformedRecord, Record, decode_record
+
+if TYPE_CHECKING:
+    from perudo_ssh.bus.nats_bus import NatsOptions
 from perudo_ssh.referee import USAGE, encode_verdict, verdict_of
 
 
@@ -222,14 +230,80 @@ def serve_settings(args: argparse.Namespace) -> ServeSettings:
     None: the store's own default). Raises `ConfigError` for a malformed config file."""
     config = configuration.load_config(args.config)
     settings = config.server
-    port = args.port if args.port is not None else settings.port
+    port = getattr(args, "port", None)
+    port = port if port is not None else settings.port
     return ServeSettings(
-        listen=args.listen or settings.listen or "127.0.0.1",
+        listen=getattr(args, "listen", None) or settings.listen or "127.0.0.1",
         port=2222 if port is None else port,
-        host_keys=args.host_keys or settings.host_keys or Path("host_keys"),
+        host_keys=getattr(args, "host_keys", None) or settings.host_keys or Path("host_keys"),
         db=getattr(args, "db", None) or settings.db,
         limits=config.limits,
     )
+
+
+NATS_PASSWORD = "PERUDO_SSH_NATS_PASSWORD"
+"""The environment variable a NATS password may come in (kept out of `ps`)."""
+
+
+def nats_options(args: argparse.Namespace, name: str) -> NatsOptions:
+    """The NATS connection of `lobby` / `front` (`perudo_ssh.bus.nats_bus.NatsOptions`):
+    `--nats URL` with NATS's usual options, the password from `--nats-password` or the
+    `PERUDO_SSH_NATS_PASSWORD` environment variable."""
+    from perudo_ssh.bus.nats_bus import NatsOptions
+
+    return NatsOptions(
+        url=args.nats,
+        user=args.nats_user,
+        password=args.nats_password or os.environ.get(NATS_PASSWORD) or None,
+        creds=args.nats_creds,
+        tls_ca=args.nats_tls_ca,
+        tls_cert=args.nats_tls_cert,
+        tls_key=args.nats_tls_key,
+        name=name,
+    )
+
+
+def _log_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    command.add_argument(
+        "--log-file",
+        type=Path,
+        help="append the log to this file (default: standard error); reopened when moved",
+    )
+    command.add_argument(
+        "--log-format",
+        choices=("json", "text"),
+        default="json",
+        help="json: one JSON object a line (the default); text: one line for a person",
+    )
+
+
+def _log_args(args: argparse.Namespace) -> list[str]:
+    """The log options of `args` as arguments again (for the children of `--workers`)."""
+    out = ["--log-level", args.log_level, "--log-format", args.log_format]
+    if args.log_file is not None:
+        out += ["--log-file", str(args.log_file)]
+    return out
+
+
+def _nats_arguments(command: argparse.ArgumentParser) -> None:
+    nats = command.add_argument_group("NATS (the bus between the lobby and the fronts)")
+    nats.add_argument(
+        "--nats",
+        required=True,
+        metavar="URL",
+        help="the NATS server: nats://HOST:4222, tls://HOST:4222, several comma-separated",
+    )
+    nats.add_argument("--nats-user", metavar="USER", help="NATS user name")
+    nats.add_argument(
+        "--nats-password",
+        metavar="PASSWORD",
+        help=f"NATS password (better: the {NATS_PASSWORD} environment variable)",
+    )
+    nats.add_argument("--nats-creds", type=Path, metavar="FILE", help="a NATS .creds file")
+    nats.add_argument("--nats-tls-ca", type=Path, metavar="FILE", help="CA of the server's cert")
+    nats.add_argument("--nats-tls-cert", type=Path, metavar="FILE", help="client certificate")
+    nats.add_argument("--nats-tls-key", type=Path, metavar="FILE", help="its private key")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -246,18 +320,39 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--db", type=Path, help="the database file, created on first start (default perudo.db)"
     )
-    serve.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
     serve.add_argument(
-        "--log-file",
-        type=Path,
-        help="append the log to this file (default: standard error); reopened when moved",
+        "--workers",
+        type=int,
+        nargs="?",
+        const=0,
+        metavar="N",
+        help="every core: a lobby process and N front processes sharing the port, over a "
+        "nats-server of their own (N: the number of cores when not given)",
     )
-    serve.add_argument(
-        "--log-format",
-        choices=("json", "text"),
-        default="json",
-        help="json: one JSON object a line (the default); text: one line for a person",
+    _log_options(serve)
+    lobby = sub.add_parser(
+        "lobby", help="run the lobby process: the game, the database; fronts reach it over NATS"
     )
+    _nats_arguments(lobby)
+    lobby.add_argument("--config", type=Path, default=configuration.DEFAULT_PATH, help=config_help)
+    lobby.add_argument(
+        "--db", type=Path, help="the database file, created on first start (default perudo.db)"
+    )
+    _log_options(lobby)
+    front = sub.add_parser(
+        "front", help="run a front process: the SSH server and the screens, no game state"
+    )
+    _nats_arguments(front)
+    front.add_argument("--config", type=Path, default=configuration.DEFAULT_PATH, help=config_help)
+    front.add_argument("--listen", help="address to listen on (default 127.0.0.1)")
+    front.add_argument("--port", type=int, help="TCP port (default 2222)")
+    front.add_argument("--host-keys", type=Path, help="folder of the host key (default host_keys)")
+    front.add_argument(
+        "--reuse-port",
+        action="store_true",
+        help="share the port with other fronts of this machine (SO_REUSEPORT)",
+    )
+    _log_options(front)
     referee = sub.add_parser("referee", help="check a perudo-record/1 game record")
     referee.add_argument("record", help="a record file, or - for standard input")
     analyse = sub.add_parser(
@@ -302,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = serve_settings(args)
     except configuration.ConfigError as exc:
-        print(f"perudo-ssh serve: {exc}", file=sys.stderr)
+        print(f"perudo-ssh {args.command}: {exc}", file=sys.stderr)
         return 2
     try:
         setup_logging(args.log_file, args.log_level, text=args.log_format == "text")
@@ -313,31 +408,83 @@ def main(argv: list[str] | None = None) -> int:
         print(f"perudo-ssh serve: cannot write the log to {args.log_file}: {exc.strerror}",
               file=sys.stderr)  # fmt: skip
         return 2
-    from perudo_ssh.serve import serve_forever
     from perudo_ssh.store import StoreError
 
+    command = args.command
     try:
-        asyncio.run(
-            serve_forever(
-                settings.listen,
-                settings.port,
-                settings.host_keys,
-                settings.db,
-                args.config,
-                limits=settings.limits,
+        if command == "lobby":
+            from perudo_ssh.lobby.process import run_lobby
+            from perudo_ssh.workers import bind_to_parent
+
+            bind_to_parent()
+            asyncio.run(
+                run_lobby(
+                    nats_options(args, "perudo-ssh lobby"),
+                    settings.db,
+                    args.config,
+                    limits=settings.limits,
+                )
             )
-        )
+        elif command == "front":
+            from perudo_ssh.front.process import run_front
+            from perudo_ssh.workers import bind_to_parent
+
+            bind_to_parent()
+            asyncio.run(
+                run_front(
+                    nats_options(args, "perudo-ssh front"),
+                    settings.listen,
+                    settings.port,
+                    settings.host_keys,
+                    limits=settings.limits,
+                    reuse_port=args.reuse_port,
+                )
+            )
+        elif args.workers is not None:
+            from perudo_ssh.workers import default_workers, serve_workers
+
+            asyncio.run(
+                serve_workers(
+                    args.workers or default_workers(),
+                    settings.listen,
+                    settings.port,
+                    settings.host_keys,
+                    settings.db,
+                    args.config,
+                    _log_args(args),
+                )
+            )
+        else:
+            from perudo_ssh.serve import serve_forever
+
+            asyncio.run(
+                serve_forever(
+                    settings.listen,
+                    settings.port,
+                    settings.host_keys,
+                    settings.db,
+                    args.config,
+                    limits=settings.limits,
+                )
+            )
     except KeyboardInterrupt:
         pass
     except StoreError as exc:
-        print(f"perudo-ssh serve: cannot use the database {exc}", file=sys.stderr)
+        print(f"perudo-ssh {command}: cannot use the database {exc}", file=sys.stderr)
         return 2
     except configuration.ConfigError as exc:  # the file broke between reading and serving
-        print(f"perudo-ssh serve: {exc}", file=sys.stderr)
+        print(f"perudo-ssh {command}: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # the port is taken, the address is not ours, no permission
-        print(f"perudo-ssh serve: cannot listen on {settings.listen}:{settings.port}: "
+        print(f"perudo-ssh {command}: cannot listen on {settings.listen}:{settings.port}: "
               f"{exc.strerror or exc}", file=sys.stderr)  # fmt: skip
+        return 2
+    except Exception as exc:  # NATS cannot be reached (imported only when used)
+        from perudo_ssh.bus.base import BusError
+
+        if not isinstance(exc, BusError):
+            raise
+        print(f"perudo-ssh {command}: {exc}", file=sys.stderr)
         return 2
     return 0
 

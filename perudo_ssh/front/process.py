@@ -1,0 +1,109 @@
+"""A front process (issue 12): the SSH server and the Textual apps, holding no game state,
+attached to the lobby process over NATS (`perudo-ssh front --nats URL`).
+
+Everything a session needs from the lobby crosses the bus: its commands and events
+(`RemoteLobby`), stored data (`RemoteRecords`), the bans at login (the lobby's copy,
+`RemoteLobby.bans`). The front waits up to `LOBBY_WAIT` seconds for the lobby's first
+heartbeat and bans before it listens, so a ban holds from the first login (a lobby not heard
+by then is logged; sessions that come before it are attached once it is).
+
+SIGTERM or SIGINT stops it cleanly: no new connections, every session still open told
+"server stopping" (a seat at a game in play is held for its player by the grace rule: they
+log in again through any front), the apps given up to `SHUTDOWN_GRACE` seconds to show it
+(or the lobby's own goodbye, when the lobby stopped first) and end, the connections still
+open closed, then it returns (exit 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from pathlib import Path
+
+from perudo_ssh.bus.nats_bus import NatsBus, NatsOptions
+from perudo_ssh.collector import PacedCollector
+from perudo_ssh.front.remote import RemoteLobby
+from perudo_ssh.i18n import N_
+from perudo_ssh.limits import DEFAULT_LIMITS, Limits
+from perudo_ssh.records import RemoteRecords
+from perudo_ssh.serve import SHUTDOWN_GRACE, close_connections, start_front, tune_collector
+from perudo_ssh.ssh.server import Connections
+
+log = logging.getLogger(__name__)
+
+LOBBY_WAIT = 10.0
+"""Seconds a starting front waits for the lobby before it listens anyway."""
+STOPPING = N_("server stopping: your game is saved; log in again to go on")
+"""What a stopping front tells its sessions (a seat at a game in play is held)."""
+
+
+async def run_front(
+    nats: NatsOptions,
+    host: str = "127.0.0.1",
+    port: int = 2222,
+    host_key_dir: Path = Path("host_keys"),
+    limits: Limits = DEFAULT_LIMITS,
+    prefix: str = "perudo",
+    reuse_port: bool = False,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Run a front until SIGTERM or SIGINT (or `stop` is set), then stop cleanly (the module
+    docstring). `host`, `port` and `host_key_dir` are the SSH server's (`start_front`; every
+    front of one server needs the same host key), `reuse_port` shares the port with the other
+    fronts of this machine. Raises `BusError` (NATS cannot be reached) or `OSError` (cannot
+    listen) before serving."""
+    bus = await NatsBus.connect(nats)
+    remote = RemoteLobby(bus, prefix=prefix, outbox_size=limits.output_queue_events)
+    connections = Connections(limits)
+    collector: PacedCollector | None = None
+    try:
+        await remote.start()
+        if not await remote.wait_for_lobby(LOBBY_WAIT) or not await remote.bans_known(LOBBY_WAIT):
+            log.warning("front: no lobby heard on %s yet; listening anyway", nats.url)
+        acceptor = await start_front(
+            remote.connect,
+            RemoteRecords(bus, prefix),
+            remote.bans,
+            host,
+            port,
+            host_key_dir,
+            limits,
+            connections,
+            reuse_port=reuse_port,
+        )
+        tune_collector()
+        collector = PacedCollector()
+        collector.start()
+        stop = stop or asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        log.info(
+            "perudo-ssh front %s listening on %s:%d (lobby on %s)",
+            remote.front,
+            host,
+            acceptor.get_port(),
+            nats.url,
+        )
+        try:
+            await stop.wait()
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+        log.info("stopping")
+        acceptor.close()
+        try:
+            # the sessions still open are told; every app shows its goodbye (the lobby's,
+            # when it stopped first, or this) and ends, and its client closes the connection
+            remote.end_all(STOPPING)
+            await connections.wait_closed(SHUTDOWN_GRACE)
+        finally:
+            await close_connections(acceptor, connections)
+    finally:
+        try:
+            await remote.stop()
+        finally:
+            if collector is not None:
+                collector.stop()
+            await bus.close()
