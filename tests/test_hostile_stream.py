@@ -23,7 +23,7 @@ from typing import Any
 
 import asyncssh
 import pytest
-from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import HealthCheck, Phase, assume, example, given, settings
 from hypothesis import strategies as st
 from textual import events, messages
 from textual.message import Message
@@ -423,6 +423,9 @@ async def test_hostile_streams_to_a_lobby_session_change_nothing(tmp_path: Path)
             deadline=None,
             derandomize=True,
             database=None,
+            # no shrinking: one example over SSH takes up to a minute, and a failure is
+            # worth more reported at once, with its screens, than shrunk past the timeout
+            phases=[Phase.explicit, Phase.generate],
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
         )
         @given(E2E_STREAM, st.lists(st.integers(0, 5000), max_size=6), st.lists(SIZES, max_size=8))
@@ -434,7 +437,11 @@ async def test_hostile_streams_to_a_lobby_session_change_nothing(tmp_path: Path)
         def hostile(data: bytes, cuts: list[int], sizes: list[tuple[int, int]]) -> None:
             assume(harmless(data))
             future = asyncio.run_coroutine_threadsafe(world.hostile(data, cuts, sizes), loop)
-            future.result(timeout=60)
+            try:
+                future.result(timeout=60)
+            except BaseException as exc:  # what the screens showed, in the report
+                exc.add_note(f"lou's screen:\n{world.lou.text}\npat's screen:\n{world.pat.text}")
+                raise
 
         await asyncio.to_thread(hostile)
         assert "flood" in world.drops.reasons  # the storm example was dropped, cleanly
