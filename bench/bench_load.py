@@ -317,7 +317,7 @@ class Player:
         for watch in self.watches:
             if not watch.done and watch.pattern.search(text):
                 watch.done = True
-                self.stats.samples[watch.kind].append((watch.t0, now - watch.t0))
+                self.stats.samples[watch.kind].append((watch.t0, now - watch.t0, self.name))
         self.watches = [w for w in self.watches if not w.done]
 
     def watch(self, pattern: re.Pattern, t0: float, kind: str) -> Watch:
@@ -476,7 +476,7 @@ class Client:
         while True:
             t0 = time.monotonic()
             await asyncio.sleep(LAG_PERIOD)
-            self.stats.samples["lag"].append((t0, time.monotonic() - t0 - LAG_PERIOD))
+            self.stats.samples["lag"].append((t0, time.monotonic() - t0 - LAG_PERIOD, ""))
 
     async def run(self, ready, stop) -> None:
         loop = asyncio.get_running_loop()
@@ -914,6 +914,55 @@ def cpu_ticks(pid: int) -> int | None:
         return None
 
 
+def server_tree(root: int) -> dict[int, str]:
+    """The server's processes: `root` and its descendants (`serve --workers`: the supervisor,
+    nats-server, the lobby, the fronts), each with its role: "nats", "lobby", "front" or
+    "server" (the supervisor, or the one process of plain `serve`)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    tree, grew = {root}, True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree |= more
+        grew = bool(more)
+    roles = {}
+    for pid in tree:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if any(a.endswith(b"nats-server") for a in argv):
+            roles[pid] = "nats"
+        elif b"lobby" in argv:
+            roles[pid] = "lobby"
+        elif b"front" in argv:
+            roles[pid] = "front"
+        else:
+            roles[pid] = "server"
+    return roles
+
+
+def session_fronts(log: Path) -> dict[str, str]:
+    """Which process each player's last session ran in (`session_started` lines of the
+    log; `serve --workers` names its processes in each line), by name."""
+    out = {}
+    with contextlib.suppress(OSError), open(log, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if '"session_started"' not in line:
+                continue
+            with contextlib.suppress(ValueError):
+                rec = json.loads(line)
+                out[rec.get("name", "")] = rec.get("process", "")
+    return out
+
+
 def rss_mb(pid: int) -> float | None:
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -1021,7 +1070,14 @@ def run_one(n: int, args) -> dict:
         "--port", str(port), "--db", str(tmp / "perudo.db"),
         "--host-keys", str(tmp / "host_keys"), "--log-file", str(log),
     ]  # fmt: skip
-    pin = not args.no_pin and shutil.which("taskset") is not None and os.cpu_count() >= 2
+    if args.workers is not None:
+        cmd += ["--workers", str(args.workers)]
+    pin = (
+        not args.no_pin
+        and args.workers is None
+        and shutil.which("taskset") is not None
+        and os.cpu_count() >= 2
+    )
     if pin:
         cmd = ["taskset", "-c", str(SERVER_CPU), *cmd]
     out = open(tmp / "server.out", "wb")  # noqa: SIM115
@@ -1035,7 +1091,7 @@ def run_one(n: int, args) -> dict:
     try:
         wait_port(port, server)
         time.sleep(1.0)
-        base_rss = rss_mb(server.pid) or 0.0
+        base_rss = sum(rss_mb(pid) or 0.0 for pid in server_tree(server.pid))
         readies = []
         for k, specs in enumerate(plan(n, args.clients, args.stormers, args.storm_keys)):
             ready = ctx.Event()
@@ -1061,39 +1117,45 @@ def run_one(n: int, args) -> dict:
             profile_proc = subprocess.Popen(
                 [str(VENV_BIN / "py-spy"), "record", "-o", str(row["profile"]),
                  "--pid", str(server.pid), "--duration", str(int(args.seconds)),
-                 "--format", args.profile_format, "--nonblocking"],
+                 "--format", args.profile_format, "--nonblocking",
+                 *(["--subprocesses"] if args.workers is not None else [])],
                 stdout=subprocess.DEVNULL, stderr=open(tmp / "py-spy.err", "wb"),  # noqa: SIM115
             )  # fmt: skip
         tick = os.sysconf("SC_CLK_TCK")
         t_start = time.monotonic()
-        pids = [server.pid] + [p.pid for p in procs]
-        last = {pid: cpu_ticks(pid) for pid in pids}
-        first = dict(last)
+        loaders = [p.pid for p in procs]
+        roles = server_tree(server.pid)
+        last = {pid: cpu_ticks(pid) for pid in [*roles, *loaders]}
         srv_samples, load_samples, rss, srv_times = [], [], [], []
+        role_ticks: dict[str, int] = {}  # CPU ticks in the window, by role
         t_last = t_start
         while time.monotonic() - t_start < args.seconds:
             time.sleep(1.0)
             now = time.monotonic()
-            cur = {pid: cpu_ticks(pid) for pid in pids}
+            roles = server_tree(server.pid)  # a child restarted is a new process
+            cur = {pid: cpu_ticks(pid) for pid in [*roles, *loaders]}
             dt = now - t_last
-            if cur[server.pid] is not None and last[server.pid] is not None:
-                srv_samples.append((cur[server.pid] - last[server.pid]) / tick / dt * 100)
-                srv_times.append(now)
-            load = sum(
-                (cur[p] - last[p]) for p in pids[1:] if cur[p] is not None and last[p] is not None
-            )
-            load_samples.append(load / tick / dt * 100)
-            r = rss_mb(server.pid)
-            if r is not None:
-                rss.append(r)
+
+            def spent(pid: int, last=last, cur=cur) -> int:
+                a, b = last.get(pid), cur.get(pid)
+                return b - a if a is not None and b is not None else 0
+
+            srv = 0
+            for pid, role in roles.items():
+                role_ticks[role] = role_ticks.get(role, 0) + spent(pid)
+                srv += spent(pid)
+            srv_samples.append(srv / tick / dt * 100)
+            srv_times.append(now)
+            load_samples.append(sum(spent(p) for p in loaders) / tick / dt * 100)
+            rss.append(sum(rss_mb(pid) or 0.0 for pid in roles))
             last, t_last = cur, now
         t_end = time.monotonic()
         span = t_end - t_start
-        row["srv_mean"] = (
-            (last[server.pid] - first[server.pid]) / tick / span * 100
-            if last[server.pid] is not None and first[server.pid] is not None
-            else None
-        )
+        row["srv_mean"] = sum(role_ticks.values()) / tick / span * 100
+        row["roles"] = {
+            role: (ticks / tick / span * 100, sum(1 for r in roles.values() if r == role))
+            for role, ticks in role_ticks.items()
+        }
         row["srv_p90"] = pct(srv_samples, 90)
         row["load_mean"] = statistics.fmean(load_samples) if load_samples else None
         row["load_max"] = max(load_samples) if load_samples else None
@@ -1117,12 +1179,15 @@ def run_one(n: int, args) -> dict:
         errors: list[str] = []
         drops = timeouts = storm_drops = 0
         timed: list[tuple[str, float, float]] = []  # (kind, when, latency) in the window
+        observed: list[tuple[str, str, float]] = []  # (kind, observer, latency) in the window
         for g in gathered:
             for kind, pairs in g["samples"].items():
-                for t0, lat in pairs:
+                for t0, lat, who in pairs:
                     in_window = t_start <= t0 <= t_end
                     if kind == "ramp" or in_window:
                         samples[kind].append(lat)
+                    if in_window and kind in ("bid", "chat", "tchat"):
+                        observed.append((kind, who, lat))
                     if kind != "ramp" and in_window:
                         timed.append((kind, t0, lat))
             errors += g["errors"]
@@ -1133,6 +1198,7 @@ def run_one(n: int, args) -> dict:
             errors.append(f"bench: {len(procs) - len(gathered)} load process(es) gave no figures")
         per_second = list(zip(srv_times, srv_samples, load_samples, strict=False))
         row["parts"] = window_parts(t_start, t_end, per_second, timed)
+        row["observed"] = observed
         row["samples"] = samples
         gcp = [x for g in gathered for x in g.get("gc", ()) if t_start <= x[0] <= t_end]
         for gen in range(3):
@@ -1177,6 +1243,7 @@ def run_one(n: int, args) -> dict:
         row["server_status"] = server.returncode
         out.close()
     row["server_errors"] = server_errors(log)
+    row["fronts"] = session_fronts(log)
     row["events"] = server_events(
         log, {"client_dropped", "session_crashed", "automatic_move", "game_over"}
     )
@@ -1269,6 +1336,11 @@ def main(argv: list[str] | None = None) -> None:
         " runs with this Python, as bench/serve_timed.py)",
     )  # fmt: skip
     parser.add_argument("--no-pin", action="store_true", help="do not pin server/load CPUs")
+    parser.add_argument(
+        "--workers", type=int, metavar="N",
+        help="serve with `--workers N` (lobby, N fronts, nats-server; nothing pinned): the "
+        "server's CPU and RSS are its processes' summed, and shown by role",
+    )  # fmt: skip
     parser.add_argument("--profile", choices=["py-spy"], help="profile the server in the window")
     parser.add_argument("--profile-format", choices=["speedscope", "raw"], default="speedscope")
     parser.add_argument("--keep", action="store_true", help="keep the temp dirs")
@@ -1287,12 +1359,14 @@ def main(argv: list[str] | None = None) -> None:
         "(the mix held; else they idle in the lobby)",
     )  # fmt: skip
     args = parser.parse_args(argv)
-    if not args.no_pin and (os.cpu_count() or 1) >= 2:
+    pinned = not args.no_pin and args.workers is None
+    if pinned and (os.cpu_count() or 1) >= 2:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {LOAD_CPU})  # keep CPU 0 for the server
     print(
         f"window {args.seconds:.0f} s, {args.clients} load processes, ramp {args.ramp:.0f}/s, "
-        f"server {'on CPU 0, load on CPU 1' if not args.no_pin else 'unpinned'}"
+        f"server {'on CPU 0, load on CPU 1' if pinned else 'unpinned'}"
+        f"{f', serve --workers {args.workers}' if args.workers is not None else ''}"
         f"{', six-seat tables play again' if args.again else ''}",
         flush=True,
     )
@@ -1312,6 +1386,26 @@ def main(argv: list[str] | None = None) -> None:
         print(fmt_row(row))
 
 
+def by_front(row: dict, args) -> None:
+    """With several fronts: the p99s of the players of each front (by the process their
+    session ran in); with stormers, the fronts they stormed are marked."""
+    fronts = row.get("fronts", {})
+    if len(set(fronts.values())) < 2:
+        return
+    storming = {fronts.get(f"p{i}") for i in range(row["n"], row["n"] + args.stormers)} - {None}
+    for front in sorted(set(fronts.values())):
+        kinds = {
+            kind: [lat for k, who, lat in row["observed"] if k == kind and fronts.get(who) == front]
+            for kind in ("bid", "chat", "tchat")
+        }
+        players = sum(1 for name, f in fronts.items() if f == front)
+        mark = " (stormed)" if front in storming else ""
+        print(
+            f"   {front}{mark}: {players} players; p99 "
+            + ", ".join(f"{k} {ms(pct(v, 99))} (n {len(v)})" for k, v in kinds.items())
+        )
+
+
 def details(row: dict, args) -> None:
     ev = row["events"]
     print(
@@ -1326,6 +1420,15 @@ def details(row: dict, args) -> None:
     def cpu(v: float | None) -> str:
         return "-" if v is None else f"{v:.0f}"
 
+    if len(row.get("roles", {})) > 1:
+        print(
+            "   server CPU by role: "
+            + ", ".join(
+                f"{role} {cpu(v)} %" + (f" ({k} processes)" if k > 1 else "")
+                for role, (v, k) in sorted(row["roles"].items())
+            )
+        )
+    by_front(row, args)
     for part in row.get("parts", ()):
         print(
             f"   from {part['from']:3.0f} s: server {cpu(part['srv'])} %, "

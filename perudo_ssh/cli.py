@@ -400,7 +400,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"perudo-ssh {args.command}: {exc}", file=sys.stderr)
         return 2
     try:
-        setup_logging(args.log_file, args.log_level, text=args.log_format == "text")
+        process = f"{args.command} {os.getpid()}" if args.command in ("lobby", "front") else None
+        setup_logging(
+            args.log_file, args.log_level, text=args.log_format == "text", process=process
+        )
     except ValueError as exc:
         print(f"perudo-ssh serve: {exc}", file=sys.stderr)
         return 2

@@ -15,6 +15,10 @@ record's fields (a field named like one of those keys is written as `field_<name
 `exc` the traceback when the record has one. Code that must not keep an exception in a log
 record (it would keep its frames alive) logs the traceback's text as an `exc` field instead.
 
+In the processes of `perudo-ssh lobby` / `front` (and so of `serve --workers`, whose children
+write to one log), each line also says which process wrote it: `"process": "front 4242"`
+(role and process id), given to `setup_logging` as `process`.
+
 `setup_logging` sends them to stderr or a file (`perudo-ssh serve --log-file`);
 `TextFormatter` is the same on one readable line for a person at a terminal
 (`--log-format text`).
@@ -34,7 +38,7 @@ import msgspec
 
 __all__ = ["JsonFormatter", "TextFormatter", "log_event", "setup_logging"]
 
-_RESERVED: Final = frozenset({"ts", "level", "logger", "event", "message"})
+_RESERVED: Final = frozenset({"ts", "level", "logger", "event", "message", "process"})
 _ENCODER: Final = msgspec.json.Encoder(enc_hook=repr)
 
 
@@ -89,7 +93,12 @@ def _safe_repr(value: object) -> str:
 
 class JsonFormatter(logging.Formatter):
     """Formats a record as one line of JSON (see the module docstring for its keys). Never
-    raises: a value JSON cannot hold is written as its `repr`."""
+    raises: a value JSON cannot hold is written as its `repr`. `process`, if given, is
+    written in every line as `"process"` (which process of several wrote it)."""
+
+    def __init__(self, process: str | None = None) -> None:
+        super().__init__()
+        self.process = process
 
     def format(self, record: logging.LogRecord) -> str:
         created = datetime.fromtimestamp(record.created, UTC)
@@ -100,6 +109,8 @@ class JsonFormatter(logging.Formatter):
             "event": getattr(record, "event", None) or "message",
             "message": _message(record),
         }
+        if self.process is not None:
+            data["process"] = self.process
         for key, value in _fields(record).items():
             name = key if isinstance(key, str) else _safe_repr(key)
             data[f"field_{name}" if name in _RESERVED else name] = value
@@ -120,10 +131,12 @@ class JsonFormatter(logging.Formatter):
 
 class TextFormatter(logging.Formatter):
     """Formats a record as one line for a person: time, level, logger, message, then the
-    event's fields as `name=value` (a traceback, or an `exc` field, on the lines after)."""
+    event's fields as `name=value` (a traceback, or an `exc` field, on the lines after);
+    `process`, if given, in brackets after the level."""
 
-    def __init__(self) -> None:
-        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    def __init__(self, process: str | None = None) -> None:
+        where = f" [{process}]" if process else ""
+        super().__init__(f"%(asctime)s %(levelname)s{where} %(name)s: %(message)s")
 
     def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802  (logging's name)
         line = super().formatMessage(record)
@@ -153,11 +166,13 @@ def setup_logging(
     level: int | str = logging.INFO,
     *,
     text: bool = False,
+    process: str | None = None,
 ) -> logging.Handler:
     """Send every log record at `level` and above (a name such as "INFO" or a number) to
     `stream_or_path`: a text stream (None: stderr), or a file path, appended to (reopened when
     it is moved away, for logrotate). One JSON object a line (`JsonFormatter`), or a line for a
-    person with `text`. Replaces the handler an earlier call installed; returns the new one.
+    person with `text`; `process` names the process in every line (`"front 4242"`). Replaces
+    the handler an earlier call installed; returns the new one.
 
     At INFO, asyncssh's own INFO lines (about ten a connection) are left out: its warnings
     and errors still come through. Raises `ValueError` for an unknown level name, `OSError`
@@ -172,7 +187,7 @@ def setup_logging(
         handler = logging.StreamHandler(stream_or_path or sys.stderr)
     else:
         handler = logging.handlers.WatchedFileHandler(stream_or_path, encoding="utf-8")
-    handler.setFormatter(TextFormatter() if text else JsonFormatter())
+    handler.setFormatter(TextFormatter(process) if text else JsonFormatter(process))
     handler.set_name("perudo-ssh")
     root = logging.getLogger()
     for old in [h for h in root.handlers if h.get_name() == "perudo-ssh"]:

@@ -146,6 +146,18 @@ def test_setup_logging_writes_json_lines_to_a_file_and_replaces_itself(tmp_path:
     assert json.loads(line)["event"] == "hello" and json.loads(line)["n"] == 1
 
 
+def test_each_line_of_a_lobby_or_front_process_names_its_process() -> None:
+    """`perudo-ssh lobby` / `front` (the children of `serve --workers` share one log file):
+    every line says which process wrote it; a field named `process` does not hide it."""
+    record = logging.LogRecord("perudo_ssh.x", logging.INFO, __file__, 1, "hi", None, None)
+    record.fields = {"process": "forged"}  # type: ignore[attr-defined]
+    data = json.loads(JsonFormatter("front 4242").format(record))
+    assert data["process"] == "front 4242" and data["field_process"] == "forged"
+    assert "process" not in json.loads(JsonFormatter().format(record))  # one process: as before
+    text = TextFormatter("lobby 7").format(record)
+    assert " INFO [lobby 7] perudo_ssh.x: hi " in text
+
+
 async def test_logins_and_sessions_are_logged_as_events(tmp_path: Path) -> None:
     key = asyncssh.generate_private_key("ssh-ed25519")
     banned = asyncssh.generate_private_key("ssh-ed25519")
