@@ -28,6 +28,7 @@ from collections.abc import Callable
 from math import comb
 
 from perudo_ssh import bots, protocol
+from perudo_ssh.lobby.table import engine_action
 from perudo_ssh.rules import (
     Bid,
     GameView,
@@ -40,7 +41,6 @@ from perudo_ssh.rules import (
     observe,
     options_for,
 )
-from perudo_ssh.table import engine_action
 
 PLAYS = (protocol.MakeBid, protocol.MakeCall, protocol.DeclareCalzone)
 """What a bot may answer on its turn."""

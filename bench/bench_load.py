@@ -122,7 +122,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perudo_ssh.collector import PacedCollector
-from perudo_ssh.serve import tune_collector
+from perudo_ssh.front.server import tune_collector
 
 REPO = Path(__file__).resolve().parent.parent
 VENV_BIN = REPO / ".venv" / "bin"

@@ -21,7 +21,7 @@ for `PERUDO_TIMED_FOR` seconds (default 40):
 * the hit rates of Textual's and Rich's `lru_cache`s at the end of the window.
 
 `PERUDO_TIMED_GC=5000,5,100` serves with other collector thresholds than
-`perudo_ssh.serve.COLLECTOR_THRESHOLDS`, to compare.
+`perudo_ssh.front.server.COLLECTOR_THRESHOLDS`, to compare.
 `PERUDO_TIMED_YOUNG=freeze` serves with no young collections (what-if): each young step of
 `perudo_ssh.collector.PacedCollector` moves the young generation aside unwalked
 (`gc.freeze()`) instead. Stop 35, 300 sessions, a minute from 190 s, one run each: the young
@@ -348,8 +348,8 @@ def main() -> None:
         float(os.environ.get("PERUDO_TIMED_FROM", "50")),
         float(os.environ.get("PERUDO_TIMED_FOR", "40")),
     )
-    from perudo_ssh import serve as serving
     from perudo_ssh.cli import main as serve
+    from perudo_ssh.front import server as serving
 
     thresholds = os.environ.get("PERUDO_TIMED_GC")  # e.g. "5000,5,100": try other thresholds
     if thresholds:

@@ -20,60 +20,16 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from perudo_ssh import config as configuration
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.logs import setup_logging
-from perudo_ssh.record import MalformedRecord, Record, decode_record
 
 if TYPE_CHECKING:
     from perudo_ssh.bus.nats_bus import NatsOptions
-from perudo_ssh.referee import USAGE, encode_verdict, verdict_of
-
-
-def read_record(command: str, source: str, options: bool = False) -> Record | None:
-    """The record in file `source` (`-`: standard input) for `perudo-ssh COMMAND`, or None
-    after one line on stderr saying why not (unreadable, malformed; with `options`, rules
-    that are not rules too)."""
-    try:
-        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
-    except OSError as exc:
-        print(f"perudo-ssh {command}: cannot read {source}: {exc.strerror}", file=sys.stderr)
-        return None
-    try:
-        record = decode_record(data)
-        if options:
-            record.options  # noqa: B018 - raises MalformedRecord for rules that are not rules
-    except MalformedRecord as exc:
-        print(f"perudo-ssh {command}: malformed record: {exc}", file=sys.stderr)
-        return None
-    return record
-
-
-def referee_command(argv: Sequence[str]) -> int:
-    """`perudo-ssh referee RECORD.json|-`: print the verdict on stdout (RECORD.md).
-
-    Returns the exit status: 0 the record is legal, 1 it breaks a rule (the verdict says
-    where), 2 it is not a record (unreadable, not JSON, malformed) or the arguments are
-    wrong — then one line on stderr and nothing on stdout.
-    """
-    if list(argv) in (["-h"], ["--help"]):
-        print(USAGE)
-        return 0
-    if len(argv) != 1:
-        print(USAGE, file=sys.stderr)
-        return 2
-    record = read_record("referee", argv[0])
-    if record is None:
-        return 2
-    verdict = verdict_of(record)
-    sys.stdout.flush()
-    sys.stdout.buffer.write(encode_verdict(verdict) + b"\n")
-    sys.stdout.flush()
-    return 0 if verdict.legal else 1
+from perudo_ssh.referee import read_record, referee_command
 
 
 def analyse_command(source: str) -> int:

@@ -25,7 +25,7 @@ own of a quarter more long-lived objects) had run eight, the last three of 1.0-1
 So it runs by the clock too, as often as it pays: every `FULL_EVERY` at first, twice as
 often after one that found `FULL_WORTH` objects or more, half as often after one that found
 fewer (between `FULL_EVERY_MIN` and `FULL_EVERY_MAX`). Python's own thresholds
-(`perudo_ssh.serve.COLLECTOR_THRESHOLDS`) stay for the two younger generations, for a burst
+(`perudo_ssh.front.server.COLLECTOR_THRESHOLDS`) stay for the two younger generations, for a burst
 that makes objects faster than the clock collects them; its whole collections are left to
 the clock.
 """

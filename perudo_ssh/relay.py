@@ -16,7 +16,13 @@ them, a few envelopes (msgpack, `msgspec`):
 - on `<prefix>.lobby.alive`, `LobbyAlive` every `HEARTBEAT` seconds: a new `incarnation`
   tells the fronts the lobby restarted (they attach their sessions again), a new `bans`
   that the bans changed (they ask for them on `<prefix>.lobby.bans`: the SSH layer refuses
-  banned keys and addresses at login, on whichever front).
+  banned keys and addresses at login, on whichever front);
+- on `<prefix>.lobby.admit`, a front asks whether a session it is about to start stays within
+  the session limits counted over all fronts (`Admit`, answered by `Admitted`): the lobby
+  counts the sessions attached, and those admitted but not attached yet for `ADMIT_HOLD`
+  seconds;
+- on `<prefix>.lobby.guest`, a front asks for the next guest number (`GuestNumber`), so that
+  guests are `guest-N` once over all fronts.
 
 Messages of one publisher arrive in order (`perudo_ssh.bus.base`), so a session's `Attach`
 comes before its commands. Imports neither textual nor asyncssh.
@@ -100,6 +106,37 @@ class ToFront(msgspec.Struct, frozen=True):
     again: tuple[int, ...] = ()
 
 
+ADMIT_HOLD = 30.0
+"""Seconds a session admitted by the lobby (`Admit`) is counted before its `Attach` comes (a
+client that leaves while its app starts never attaches)."""
+ADMIT_WAIT = 5.0
+"""Seconds a front waits for the lobby's `Admitted`; past it, its own count decides."""
+
+
+class Admit(msgspec.Struct, frozen=True):
+    """May front `front` start a session from IP `address` with key `fingerprint` (None: a
+    guest)? Answered by `Admitted`."""
+
+    front: str
+    address: str | None = None
+    fingerprint: str | None = None
+
+
+class Admitted(msgspec.Struct, frozen=True):
+    """The lobby's answer to `Admit`: `reason` empty when admitted, else the limit passed
+    (`perudo_ssh.admission.SessionRefusal`'s reason, message and limit)."""
+
+    reason: str = ""
+    message: str = ""
+    limit: int = 0
+
+
+class GuestNumber(msgspec.Struct, frozen=True):
+    """The next guest number (an answer on `guest_subject`)."""
+
+    number: int
+
+
 class LobbyAlive(msgspec.Struct, frozen=True):
     """The lobby is alive; `incarnation` changes each time it starts, `bans` each time the
     bans in force change (then the fronts ask for them: `bans_subject`)."""
@@ -129,6 +166,16 @@ def bans_subject(prefix: str) -> str:
     return f"{prefix}.lobby.bans"
 
 
+def admit_subject(prefix: str) -> str:
+    """Where the fronts ask for a session's admission (`Admit`, `Admitted`)."""
+    return f"{prefix}.lobby.admit"
+
+
+def guest_subject(prefix: str) -> str:
+    """Where the fronts ask for the next guest number (`GuestNumber`)."""
+    return f"{prefix}.lobby.guest"
+
+
 def front_subject(prefix: str, front: str) -> str:
     """Where the lobby sends to front `front`."""
     return f"{prefix}.front.{front}"
@@ -139,9 +186,14 @@ _from_front = msgspec.msgpack.Decoder(FromFront)
 _to_front = msgspec.msgpack.Decoder(ToFront)
 _lobby_alive = msgspec.msgpack.Decoder(LobbyAlive)
 _ban_rows = msgspec.msgpack.Decoder(BanRows)
+_admit = msgspec.msgpack.Decoder(Admit)
+_admitted = msgspec.msgpack.Decoder(Admitted)
+_guest_number = msgspec.msgpack.Decoder(GuestNumber)
 
 
-def encode(message: FromFront | ToFront | LobbyAlive | BanRows) -> bytes:
+def encode(
+    message: FromFront | ToFront | LobbyAlive | BanRows | Admit | Admitted | GuestNumber,
+) -> bytes:
     """msgpack bytes of a relay message."""
     return _encoder.encode(message)
 
@@ -164,3 +216,18 @@ def decode_lobby_alive(data: bytes) -> LobbyAlive:
 def decode_ban_rows(data: bytes) -> BanRows:
     """The lobby's bans; raises as `decode_from_front`."""
     return _ban_rows.decode(data)
+
+
+def decode_admit(data: bytes) -> Admit:
+    """A front's `Admit`; raises as `decode_from_front`."""
+    return _admit.decode(data)
+
+
+def decode_admitted(data: bytes) -> Admitted:
+    """The lobby's `Admitted`; raises as `decode_from_front`."""
+    return _admitted.decode(data)
+
+
+def decode_guest_number(data: bytes) -> GuestNumber:
+    """The lobby's `GuestNumber`; raises as `decode_from_front`."""
+    return _guest_number.decode(data)

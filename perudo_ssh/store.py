@@ -167,7 +167,7 @@ CREATE INDEX accounts_skeleton ON accounts(name_skeleton);
 """
 
 # Unfinished games (issue 5, item 3): each game in play as saved after every accepted move
-# (`perudo_ssh.table.TableSnapshot` JSON, hidden dice included: the database is the server's
+# (`perudo_ssh.lobby.table.TableSnapshot` JSON, hidden dice included: the database is the server's
 # own), deleted in the transaction that stores it once finished (`add_game(..., forget=)`),
 # or when its table closes mid-game; restored when the server starts.
 _V4 = """
@@ -198,7 +198,7 @@ ALTER TABLE accounts ADD COLUMN turn_bell INTEGER NOT NULL DEFAULT 1;
 
 # Bot accounts (issue 14, "programs as players"): an account whose keys are a program's. It
 # plays through `ssh HOST play` (perudo_ssh.botapi), is marked BOT wherever its name is
-# shown, and is rated apart from people (perudo_ssh.archive.update_ratings).
+# shown, and is rated apart from people (perudo_ssh.lobby.archive.update_ratings).
 _V7 = """
 ALTER TABLE accounts ADD COLUMN bot INTEGER NOT NULL DEFAULT 0;
 """

@@ -31,8 +31,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
 from perudo_ssh import protocol
+from perudo_ssh.bans import parse_duration
 from perudo_ssh.i18n import N_, Translator, translator
-from perudo_ssh.moderation import parse_duration
 from screens.dialogs import ConfirmDialog, Question
 from screens.footer import Footer
 from screens.messages import Send

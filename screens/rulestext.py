@@ -311,7 +311,7 @@ def rules_summary(options: Options, tr: Translator | None = None) -> list[str]:
         lines.append(_tokens_line(options, tr, terms))
     elif preset is not None and preset.stake:
         lines.append(tr._("No tokens at this table."))
-    if options.preset == "club":  # RULES.md §6, as the table plays it (perudo_ssh/table.py)
+    if options.preset == "club":  # RULES.md §6, as the table plays it (perudo_ssh/lobby/table.py)
         lines.append(
             tr._(
                 "Leaving mid-round: your cup stays on the table until the round ends and your "
@@ -367,7 +367,7 @@ def settings_lines(
     """The table's turn timer and disconnect grace in plain words (issue 5; not rules of
     RULES.md): how long a player has to move and what is played for them after that
     (`perudo_ssh.bots.automatic_move`), then what happens to the seat of a player whose
-    connection drops (`perudo_ssh.table.Table.stand_in`: a bot plays it until they are back,
+    connection drops (`perudo_ssh.lobby.table.Table.stand_in`: a bot plays it until they are back,
     or at a club table the club's leaving rule, RULES.md §6)."""
     terms = tr.terms(options)
     if turn_seconds:

@@ -12,11 +12,11 @@ import asyncssh
 import pytest
 
 from perudo_ssh import protocol
-from perudo_ssh.archive import GameArchive, update_ratings
 from perudo_ssh.bus import Bus, MemoryBus
 from perudo_ssh.bus.nats_bus import LocalNatsServer, NatsBus, NatsOptions
 from perudo_ssh.limits import Limits
 from perudo_ssh.lobby import Lobby
+from perudo_ssh.lobby.archive import GameArchive, update_ratings
 from perudo_ssh.serve import start_game_server
 from perudo_ssh.store import Store
 
@@ -147,6 +147,14 @@ async def stored_server(tmp_path: Path) -> AsyncIterator[StoredServer]:
     await server.start()
     yield server
     await server.stop()
+
+
+@pytest.fixture
+async def memory_bus() -> AsyncIterator[Bus]:
+    """An in-memory bus (issue 12), closed after the test."""
+    bus = MemoryBus()
+    yield bus
+    await bus.close()
 
 
 @pytest.fixture(params=["memory", pytest.param("nats", marks=pytest.mark.slow)])

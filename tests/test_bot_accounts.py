@@ -10,9 +10,9 @@ import pytest
 from textual.widgets import DataTable
 
 from perudo_ssh import protocol as P
-from perudo_ssh.archive import update_ratings
 from perudo_ssh.cli import main
 from perudo_ssh.i18n import translator
+from perudo_ssh.lobby.archive import update_ratings
 from perudo_ssh.ratings import DEFAULT, rate
 from perudo_ssh.record import encode_record
 from perudo_ssh.records import GamePlayer, NewGame

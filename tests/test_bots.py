@@ -9,6 +9,7 @@ import pytest
 
 from perudo_ssh import bots
 from perudo_ssh import protocol as P
+from perudo_ssh.lobby.table import engine_action
 from perudo_ssh.rules import (
     PRESET_NAMES,
     Bid,
@@ -21,7 +22,6 @@ from perudo_ssh.rules import (
     observe,
     options_for,
 )
-from perudo_ssh.table import engine_action
 
 
 def _roll(state: State, rng: random.Random) -> State:

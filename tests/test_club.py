@@ -16,6 +16,7 @@ import random
 import pytest
 
 from perudo_ssh import protocol as P
+from perudo_ssh.lobby.table import GameLog, Table
 from perudo_ssh.record import decode_record, encode_record
 from perudo_ssh.referee import verdict_of
 from perudo_ssh.rules import (
@@ -32,7 +33,6 @@ from perudo_ssh.rules import (
     new_game,
     options_for,
 )
-from perudo_ssh.table import GameLog, Table
 from tests.test_lobby_support import connected, running_lobby
 
 ANA, BEN, CYD = 0, 1, 2

@@ -36,10 +36,10 @@ import pytest
 
 from perudo_ssh import bots, protocol
 from perudo_ssh.lobby import Lobby
+from perudo_ssh.lobby.table import GameLog
 from perudo_ssh.logs import setup_logging
 from perudo_ssh.rules import Resign, Roll, RoundResult, apply, new_game
 from perudo_ssh.session import LobbySession
-from perudo_ssh.table import GameLog
 from tests.conftest import StoredServer
 from tests.sshterm import SYNC_BEGIN, SYNC_END, Terminal
 from tests.test_e2e_faults import both, dice_rows, play_on, steer, until

@@ -14,9 +14,10 @@ import asyncssh
 import pytest
 
 from perudo_ssh import protocol as P
-from perudo_ssh.archive import GameArchive
+from perudo_ssh.bans import until_text
 from perudo_ssh.lobby import Lobby
-from perudo_ssh.moderation import AdminList, until_text
+from perudo_ssh.lobby.archive import GameArchive
+from perudo_ssh.lobby.moderation import AdminList
 from perudo_ssh.records import LinkRefused
 from perudo_ssh.serve import start_game_server
 from perudo_ssh.session import LobbySession

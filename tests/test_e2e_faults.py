@@ -31,10 +31,10 @@ import pytest
 from perudo_ssh import protocol
 from perudo_ssh.i18n import translator
 from perudo_ssh.lobby import Lobby
+from perudo_ssh.lobby.table import Table
 from perudo_ssh.record import decode_record
 from perudo_ssh.referee import verdict_of
 from perudo_ssh.rules import Bid, Options, PlaceBid, State
-from perudo_ssh.table import Table
 from screens.bidtext import format_bid
 from tests.conftest import PLAYING_FAST, StoredServer
 from tests.sshterm import Terminal

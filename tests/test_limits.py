@@ -22,18 +22,18 @@ from textual.app import App, ComposeResult
 from textual.widgets import Label
 
 from perudo_ssh import protocol as P
-from perudo_ssh.config import ConfigError, parse_config
-from perudo_ssh.i18n import translator
-from perudo_ssh.limits import DEFAULT_LIMITS, Limits, limit_error, startups
-from perudo_ssh.lobby import Lobby
-from perudo_ssh.serve import start_game_server
-from perudo_ssh.ssh.admission import (
+from perudo_ssh.admission import (
     Admission,
     Connections,
     SessionCounts,
     SessionRefusal,
     address_group,
 )
+from perudo_ssh.config import ConfigError, parse_config
+from perudo_ssh.i18n import translator
+from perudo_ssh.limits import DEFAULT_LIMITS, Limits, limit_error, startups
+from perudo_ssh.lobby import Lobby
+from perudo_ssh.serve import start_game_server
 from perudo_ssh.ssh.server import Login, start_server
 from screens.app import IDLE, PerudoApp, idle_farewell
 from tests.clocks import Clock

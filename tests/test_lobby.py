@@ -301,7 +301,7 @@ async def test_stop_says_goodbye():
 
 def test_lobby_imports_neither_textual_nor_asyncssh():
     code = (
-        "import sys, perudo_ssh.lobby, perudo_ssh.bots, perudo_ssh.session, perudo_ssh.table;"
+        "import sys, perudo_ssh.lobby, perudo_ssh.bots, perudo_ssh.session, perudo_ssh.lobby.table;"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'asyncssh')];"
         "assert not bad, bad"
     )

@@ -10,8 +10,8 @@ import pytest
 
 from perudo_ssh import bots
 from perudo_ssh import protocol as P
+from perudo_ssh.lobby.table import Table
 from perudo_ssh.rules import observe
-from perudo_ssh.table import Table
 from tests.test_lobby_support import connected, running_lobby
 from tests.test_moderation import Member, member
 

@@ -16,6 +16,7 @@ import pytest
 from perudo_ssh import protocol as P
 from perudo_ssh.bots import automatic_move
 from perudo_ssh.lobby import Lobby
+from perudo_ssh.lobby.table import Table
 from perudo_ssh.rules import (
     Bid,
     Call,
@@ -27,7 +28,6 @@ from perudo_ssh.rules import (
     observe,
     options_for,
 )
-from perudo_ssh.table import Table
 from tests.test_lobby_support import Player, running_lobby
 
 SCALE = 0.01

@@ -1,4 +1,4 @@
-"""Unit tests of one table's seating and reveal pacing (perudo_ssh.table), without the actor."""
+"""One table's seating and reveal pacing (perudo_ssh.lobby.table), without the actor."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import random
 
 from msgspec.structs import replace
 
+from perudo_ssh.lobby.table import Table
 from perudo_ssh.rules import options_for
-from perudo_ssh.table import Table
 
 
 def started_table() -> Table:

@@ -11,16 +11,9 @@ from pathlib import Path
 import pytest
 
 from perudo_ssh import protocol as P
+from perudo_ssh.bans import banner_text, clean_text, host_of, parse_duration, until_text
 from perudo_ssh.lobby import Lobby
-from perudo_ssh.moderation import (
-    AdminList,
-    Moderation,
-    banner_text,
-    clean_text,
-    host_of,
-    parse_duration,
-    until_text,
-)
+from perudo_ssh.lobby.moderation import AdminList, Moderation
 from perudo_ssh.store import Store
 from tests.test_lobby_support import Player, running_lobby
 

@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from perudo_ssh import protocol as P
-from perudo_ssh.archive import GameArchive, shown_ratings, update_ratings
+from perudo_ssh.lobby.archive import GameArchive, shown_ratings, update_ratings
 from perudo_ssh.ratings import DEFAULT, Rating, finishing_order, ordinal, rate
 from perudo_ssh.records import Account, GamePlayer, NewGame
 from perudo_ssh.referee import Verdict

@@ -16,7 +16,7 @@ import asyncssh
 import pytest
 
 from perudo_ssh import protocol as P
-from perudo_ssh.archive import GameArchive, places
+from perudo_ssh.lobby.archive import GameArchive, places
 from perudo_ssh.record import decode_record
 from perudo_ssh.records import StoredGame
 from perudo_ssh.referee import verdict_of
@@ -200,9 +200,9 @@ async def test_subsystems_stay_refused_with_a_store(stored_server: StoredServer)
 SERVER = """
 import asyncio, random, sys
 from pathlib import Path
-from perudo_ssh.archive import GameArchive
+from perudo_ssh.lobby.archive import GameArchive
 from perudo_ssh.lobby import Lobby
-from perudo_ssh.archive import update_ratings
+from perudo_ssh.lobby.archive import update_ratings
 from perudo_ssh.serve import start_game_server
 from perudo_ssh.store import Store
 from perudo_ssh.limits import Limits

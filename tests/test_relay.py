@@ -12,11 +12,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import msgspec
-import pytest
 
 from perudo_ssh import protocol as P
 from perudo_ssh import relay
-from perudo_ssh.bus import Bus, MemoryBus
+from perudo_ssh.bus import Bus
 from perudo_ssh.front import remote as remote_module
 from perudo_ssh.front.remote import RECONNECTED, RECONNECTING, RemoteLobby
 from perudo_ssh.lobby import Lobby
@@ -58,13 +57,6 @@ async def relayed(
             await front.stop()
         await host.stop()
         await lobby.stop()
-
-
-@pytest.fixture
-async def memory_bus() -> AsyncIterator[Bus]:
-    bus = MemoryBus()
-    yield bus
-    await bus.close()
 
 
 def _watch_front(front: RemoteLobby) -> list[relay.ToFront]:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from perudo_ssh import archive as archive_module
 from perudo_ssh import protocol as P
-from perudo_ssh.archive import GameArchive
 from perudo_ssh.lobby import Lobby
+from perudo_ssh.lobby import archive as archive_module
+from perudo_ssh.lobby.archive import GameArchive
 from perudo_ssh.serve import start_game_server
 from perudo_ssh.store import Store
 from tests.test_lobby_resilience import SCALE, with_key

@@ -18,9 +18,9 @@ import pytest
 
 from perudo_ssh import protocol as P
 from perudo_ssh.lobby import Lobby
+from perudo_ssh.lobby.table import Table
 from perudo_ssh.rules import legal_bids
 from perudo_ssh.store import Store
-from perudo_ssh.table import Table
 from tests.test_lobby_resilience import with_key
 from tests.test_lobby_support import running_lobby
 

@@ -17,8 +17,8 @@ from textual.geometry import Region
 from textual.screen import Screen
 
 from perudo_ssh import protocol as P
+from perudo_ssh.front.server import COLLECTOR_THRESHOLDS, tune_collector
 from perudo_ssh.rules import observe
-from perudo_ssh.serve import COLLECTOR_THRESHOLDS, tune_collector
 from perudo_ssh.ssh.isolation import (
     install_drawing_savers,
     install_shared_css,

@@ -1,6 +1,6 @@
 """Pilot tests of the history, replay, leaderboard and profile screens (issue 4, items 3–4),
 at 80×24, with a real store on `tmp_path` holding games built with the rules engine and
-rated by the server's own hook (`perudo_ssh.archive.update_ratings`).
+rated by the server's own hook (`perudo_ssh.lobby.archive.update_ratings`).
 
 The stored games (fixed dice, `T0` = 2023-11-14 22:13 UTC, a day apart):
 1. classic, one die each, ana ben cyd (cyd a guest): ben wins, ana second — rated;
@@ -18,8 +18,8 @@ import pytest
 from textual.widgets import DataTable, Sparkline
 
 from perudo_ssh import protocol as P
-from perudo_ssh.archive import places, update_ratings
 from perudo_ssh.i18n import translator
+from perudo_ssh.lobby.archive import places, update_ratings
 from perudo_ssh.ratings import DEFAULT, Rating, ordinal, rate
 from perudo_ssh.record import Record, RecordBuilder, encode_record
 from perudo_ssh.records import Account, GamePlayer, NewGame

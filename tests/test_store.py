@@ -687,7 +687,7 @@ async def test_mutes_and_the_audit_log(tmp_path):
         await store.close()
 
 
-@pytest.mark.parametrize("module", ["perudo_ssh.store", "perudo_ssh.archive"])
+@pytest.mark.parametrize("module", ["perudo_ssh.store", "perudo_ssh.lobby.archive"])
 def test_the_store_and_the_archive_import_neither_textual_nor_asyncssh(module):
     from tests.test_layering import _imported_after
 

@@ -21,14 +21,14 @@ import logging
 import signal
 from pathlib import Path
 
+from perudo_ssh.admission import Connections, SessionCounts
 from perudo_ssh.bus.nats_bus import NatsBus, NatsOptions
 from perudo_ssh.collector import PacedCollector
 from perudo_ssh.front.remote import RemoteLobby
+from perudo_ssh.front.server import SHUTDOWN_GRACE, close_connections, start_front, tune_collector
 from perudo_ssh.i18n import N_
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.records import RemoteRecords
-from perudo_ssh.serve import SHUTDOWN_GRACE, close_connections, start_front, tune_collector
-from perudo_ssh.ssh.server import Connections
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,8 @@ async def run_front(
             limits,
             connections,
             reuse_port=reuse_port,
+            sessions=SessionCounts(limits, shared=remote.admit),
+            guests=remote.guest_number,
         )
         tune_collector()
         collector = PacedCollector()

@@ -32,10 +32,11 @@ from collections.abc import Callable
 import msgspec
 
 from perudo_ssh import protocol, relay
+from perudo_ssh.admission import SessionRefusal
+from perudo_ssh.bans import BanList
 from perudo_ssh.bus import Bus, BusError, Subscription
 from perudo_ssh.i18n import N_
 from perudo_ssh.logs import log_event
-from perudo_ssh.moderation import BanList
 from perudo_ssh.records import Account
 from perudo_ssh.session import Disconnected, FromSession, LobbySession
 
@@ -84,6 +85,7 @@ class RemoteLobby:
         self.sessions: dict[int, _FrontSession] = {}
         self.lobby_incarnation: str | None = None
         self._locals = iter(range(1, 2**62))
+        self._guests = iter(range(1, 2**62))
         self._items: list[relay.FrontItem] = []
         self._flush_soon = False
         self._sending: asyncio.Queue[bytes | None] = asyncio.Queue()
@@ -308,6 +310,37 @@ class RemoteLobby:
             log.warning("front: could not read the bans: %s", error)  # asked again next beat
         finally:
             self._bans_asked = None
+
+    # ---- the session limits and guest numbers, over every front ---------------------------
+
+    async def admit(self, address: str | None, fingerprint: str | None) -> SessionRefusal | None:
+        """Whether the lobby, counting the sessions of every front, admits one more from IP
+        `address` with key `fingerprint` (`SessionCounts.shared`): None, or the refusal. When
+        the lobby does not answer within `relay.ADMIT_WAIT` seconds, this front's own count
+        decides (None: it passed that already), logged."""
+        asked = relay.Admit(front=self.front, address=address, fingerprint=fingerprint)
+        try:
+            reply = await self.bus.request(
+                relay.admit_subject(self.prefix), relay.encode(asked), relay.ADMIT_WAIT
+            )
+            answer = relay.decode_admitted(reply)
+        except (BusError, msgspec.DecodeError, msgspec.ValidationError) as error:
+            log.warning("front: the lobby did not count a session: %s", error)
+            return None
+        if not answer.reason:
+            return None
+        return SessionRefusal(answer.reason, answer.message, {"limit": answer.limit})
+
+    async def guest_number(self) -> int:
+        """The next guest number, the lobby's (`GuestNumbers`): once over every front. When
+        the lobby does not answer, this front's own (the lobby then tells a second
+        `guest-N` apart, as it does any name taken twice)."""
+        try:
+            reply = await self.bus.request(relay.guest_subject(self.prefix), b"", relay.ADMIT_WAIT)
+            return relay.decode_guest_number(reply).number
+        except (BusError, msgspec.DecodeError, msgspec.ValidationError) as error:
+            log.warning("front: no guest number from the lobby: %s", error)
+            return next(self._guests)
 
     async def bans_known(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds until the lobby's bans have been read once."""

@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal, TypeVar
 
 from perudo_ssh import bots, protocol
-from perudo_ssh.admin_commands import ADMIN_COMMANDS, AdminCommands
 from perudo_ssh.chat import (
     HISTORY,
     MAX_CHAT_LENGTH,
@@ -46,11 +45,12 @@ from perudo_ssh.chat import (
     clean_chat,
 )
 from perudo_ssh.i18n import N_
+from perudo_ssh.lobby.admin import ADMIN_COMMANDS, AdminCommands
+from perudo_ssh.lobby.moderation import Moderation
+from perudo_ssh.lobby.table import GameLog, Refusal, Table, rating_of
 from perudo_ssh.logs import log_event
-from perudo_ssh.moderation import Moderation
 from perudo_ssh.rules import PRESETS
 from perudo_ssh.session import Disconnected, FromSession, LobbySession
-from perudo_ssh.table import GameLog, Refusal, Table, rating_of
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ _MOVES = (
 
 
 @dataclass(eq=False, slots=True)
-class _Client:
+class Client:
     """A connected session as the actor knows it: its unique name, its table (or None)."""
 
     session: LobbySession
@@ -221,7 +221,7 @@ class Lobby:
         # the bot accounts seen connecting, by account id (issue 14): their seats and names
         # are marked BOT (an account made a person's again is taken out when it connects)
         self.programs: set[int] = set()
-        self._gone_names: list[_Client] = []  # sessions gone whose name may be taken back
+        self._gone_names: list[Client] = []  # sessions gone whose name may be taken back
         # table id -> (the game log saved, its save key): one key per game (`_save`)
         self._saving: dict[int, tuple[GameLog, int]] = {}
         self._save_keys = itertools.count(1)
@@ -233,13 +233,13 @@ class Lobby:
         # timer, nothing of them is sent until a save works (`_save`, `_end_batch`)
         self.unsaved: set[int] = set()
         self._unwritten: dict[int, bytes | None] = {}  # by save key, from the failed save
-        self._held: list[tuple[_Client, bytes]] = []  # their notices, sent once saved
+        self._held: list[tuple[Client, bytes]] = []  # their notices, sent once saved
         self._retry_wait = SAVE_RETRY[0]
         self._retry: asyncio.TimerHandle | None = None
         self._admin = AdminCommands(self)
         self.tables: dict[int, Table] = {}
         self._inbox: asyncio.Queue[object] = asyncio.Queue()
-        self._clients: dict[int, _Client] = {}
+        self._clients: dict[int, Client] = {}
         # table id -> slot -> (key, handle, when it goes off in loop time); see `_Timer`
         self._timers: dict[
             int, dict[str, tuple[tuple[str | int, ...], asyncio.TimerHandle, float]]
@@ -254,9 +254,9 @@ class Lobby:
         # again (every change to a table marks it: it is sent to its players too)
         self._summaries: dict[int, protocol.TableSummary] = {}
         self._changed: dict[int, None] = {}  # ids of tables to send at the end of the batch
-        self._drops: list[_Client] = []
+        self._drops: list[Client] = []
         # events of this batch, sent once its changes are saved (`_end_batch`)
-        self._outgoing: list[tuple[_Client, bytes, int | None]] = []
+        self._outgoing: list[tuple[Client, bytes, int | None]] = []
         # the last chat lines said in the lobby (key None) and at each table (its id)
         self._chat: dict[int | None, deque[protocol.ChatLine]] = {}
         # chat line ids grow across restarts too (issue 12: the fronts keep their sessions,
@@ -374,11 +374,25 @@ class Lobby:
         connection broke may have missed events). Unknown sessions are ignored."""
         self._inbox.put_nowait(_Refresh(sid))
 
+    # ---- what the admin commands act on (lobby/admin.py; on the actor's turn only) --------
+
+    def client(self, sid: int) -> Client | None:
+        """The session `sid` as the lobby holds it, or None."""
+        return self._clients.get(sid)
+
+    def live_clients(self) -> list[Client]:
+        """Every session not dropped."""
+        return [c for c in self._clients.values() if not c.dropped]
+
+    def mark_changed(self, table: Table) -> None:
+        """Send `table` to those at it at the end of the batch."""
+        self._changed[table.id] = None
+
     # ---- the actor loop ------------------------------------------------------------------
 
     async def _run(self) -> None:
         for table in self._restored:  # their timers start now (issue 5: "timers restarted")
-            self._guarded(self._after_change, table)
+            self._guarded(self.after_change, table)
         self._restored.clear()
         for table in self._unarchived:  # finished, saved, never stored: store them now
             assert table.log is not None
@@ -421,7 +435,7 @@ class Lobby:
                     sent = protocol.encode(command)  # type: ignore[arg-type]  # anything
                     self._on_command(client, protocol.decode_command(sent))
                 except Refusal as refusal:
-                    self._send(
+                    self.tell(
                         client,
                         protocol.Refused(
                             code=refusal.code, message=refusal.message, args=refusal.message_args
@@ -429,7 +443,7 @@ class Lobby:
                     )
                 except Exception:
                     log.exception("lobby: error handling %r from %s", command, client.name)
-                    self._send(
+                    self.tell(
                         client,
                         protocol.Refused(
                             code="bad_command", message=N_("the server could not do that")
@@ -440,7 +454,7 @@ class Lobby:
             case Disconnected(sid=sid):
                 client = self._clients.get(sid)
                 if client is not None:
-                    self._remove(client)
+                    self.remove_client(client)
             case _Timer(table=tid, slot=slot, key=key):
                 self._on_timer(tid, slot, key)
             case _SaveRetry():
@@ -454,7 +468,7 @@ class Lobby:
 
     def _shutdown(self) -> None:
         for tid in list(self._timers):
-            self._cancel_timer(tid)
+            self.cancel_timer(tid)
         for client in self._clients.values():
             if not client.dropped:
                 table = self.tables.get(client.table) if client.table is not None else None
@@ -550,10 +564,10 @@ class Lobby:
         )
         message = protocol.encode(protocol.Notice(text=protocol.SAVE_PAUSED))
         for tid in newly:
-            self._cancel_timer(tid)
+            self.cancel_timer(tid)
             for sid in self.tables[tid].sessions():
                 if sid in self._clients:
-                    self._deliver(self._clients[sid], message)  # untagged: sent now
+                    self.deliver(self._clients[sid], message)  # untagged: sent now
         if self._retry is None:
             loop = asyncio.get_running_loop()
             self._retry = loop.call_later(self._retry_wait, self._inbox.put_nowait, _SaveRetry())
@@ -566,7 +580,7 @@ class Lobby:
         resumed, self.unsaved = sorted(self.unsaved), set()
         held, self._held = self._held, []
         for client, data in held:
-            self._deliver(client, data)
+            self.deliver(client, data)
         if self._retry is not None:
             self._retry.cancel()
             self._retry = None
@@ -574,15 +588,15 @@ class Lobby:
         for tid in resumed:
             table = self.tables.get(tid)
             if table is not None:
-                self._notice(table, protocol.SAVE_RESUMED)
-                self._guarded(self._after_change, table)
+                self.notice(table, protocol.SAVE_RESUMED)
+                self._guarded(self.after_change, table)
 
     # ---- delivery ------------------------------------------------------------------------
 
-    def _send(self, client: _Client, event: protocol.Event) -> None:
-        self._deliver(client, protocol.encode(event))
+    def tell(self, client: Client, event: protocol.Event) -> None:
+        self.deliver(client, protocol.encode(event))
 
-    def _deliver(self, client: _Client, data: bytes, table: int | None = None) -> None:
+    def deliver(self, client: Client, data: bytes, table: int | None = None) -> None:
         """Send `data` to the client at the end of the batch, once what the batch changed is
         saved (`_end_batch`): a notice of a move is never out before the move is safe. Data
         about `table` (a notice at it) is held while that table is `unsaved`."""
@@ -607,7 +621,7 @@ class Lobby:
             client = self._drops.pop(0)
             client.session.end(N_("too slow"))
             log.info("lobby: dropped %s (outbox full)", client.name)
-            self._guarded(self._remove, client)
+            self._guarded(self.remove_client, client)
 
     async def _end_batch(self) -> None:
         """Save, then send what the batch changed: the events its messages made (answers,
@@ -675,7 +689,7 @@ class Lobby:
         if targets:
             data = protocol.encode(state)
             for client in targets:
-                self._deliver(client, data)
+                self.deliver(client, data)
 
     def _online_changed(self) -> None:
         """Who is online, their names or their ratings changed: `_online` works the lists
@@ -755,7 +769,7 @@ class Lobby:
         for seat in table.humans():
             client = self._clients.get(table.seats[seat].sid)  # type: ignore[arg-type]
             if client is not None:
-                self._send(
+                self.tell(
                     client,
                     table.table_state(
                         seat, names, paused, clock, grace, self.ratings, fill_in, self.programs
@@ -769,14 +783,14 @@ class Lobby:
             )
             for sid in table.spectators:
                 if sid in self._clients:
-                    self._deliver(self._clients[sid], data)
+                    self.deliver(self._clients[sid], data)
 
-    def _notice(self, table: Table, text: str, **args: str | int) -> None:
+    def notice(self, table: Table, text: str, **args: str | int) -> None:
         """Tell everyone at `table` `text` (an `N_` message id) with its named `args`."""
         data = protocol.encode(protocol.Notice(text=text, args=args))
         for sid in table.sessions():
             if sid in self._clients:
-                self._deliver(self._clients[sid], data, table.id)
+                self.deliver(self._clients[sid], data, table.id)
 
     # ---- sessions ------------------------------------------------------------------------
 
@@ -787,7 +801,7 @@ class Lobby:
         name, n = wanted, 2
         while name.casefold() in taken:
             name, n = f"{wanted}-{n}", n + 1
-        client = _Client(
+        client = Client(
             session=session,
             name=name,
             admin=connect.admin,
@@ -803,12 +817,12 @@ class Lobby:
                 self.programs.discard(connect.account_id)
         self._clients[session.id] = client
         self._online_changed()
-        self._send(client, protocol.Welcome(name=name, admin=client.admin))
+        self.tell(client, protocol.Welcome(name=name, admin=client.admin))
         self._lobby_pending.add(session.id)
         self._send_chat_history(client)
         self._take_back_seat(client)
 
-    def _take_back_seat(self, client: _Client) -> None:
+    def _take_back_seat(self, client: Client) -> None:
         """A player who dropped mid-game and logs in again with the same identity is seated
         back at once, with the whole table (their dice, the bids): issue 5, item 2.
 
@@ -825,11 +839,11 @@ class Lobby:
             if seat is None:
                 continue
             client.table = table.id
-            self._cancel_timer(table.id, f"grace{seat}")
+            self.cancel_timer(table.id, f"grace{seat}")
             log_event(log, "seat_reclaimed", table=table.id, seat=seat, player=client.name)
             self._send_chat_history(client)
-            self._notice(table, N_("{name} is back"), name=table.seats[seat].name)
-            self._after_change(table)
+            self.notice(table, N_("{name} is back"), name=table.seats[seat].name)
+            self.after_change(table)
             return
         for old in list(self._clients.values()):
             if old is client or old.owner != owner or old.table is None:
@@ -840,8 +854,8 @@ class Lobby:
                 continue
             old.table = None
             client.table = table.id
-            self._send(old, protocol.LeftTable())
-            self._send(
+            self.tell(old, protocol.LeftTable())
+            self.tell(
                 old,
                 protocol.Notice(
                     text=N_("your seat at {table} went to your new session"),
@@ -852,22 +866,22 @@ class Lobby:
             self._send_chat_history(old)
             log_event(log, "seat_taken_over", table=table.id, seat=seat, player=client.name)
             self._send_chat_history(client)
-            self._notice(table, N_("{name} is back"), name=table.seats[seat].name)
-            self._after_change(table)
+            self.notice(table, N_("{name} is back"), name=table.seats[seat].name)
+            self.after_change(table)
             return
 
     def _on_refresh(self, sid: int) -> None:
         client = self._clients.get(sid)
         if client is None or client.dropped:
             return
-        self._send(client, protocol.Welcome(name=client.name, admin=client.admin))
+        self.tell(client, protocol.Welcome(name=client.name, admin=client.admin))
         if client.table is None:
             self._lobby_pending.add(sid)
         else:
             self._changed[client.table] = None
         self._send_chat_history(client)
 
-    def _remove(self, client: _Client) -> None:
+    def remove_client(self, client: Client) -> None:
         """The session is gone (disconnected or dropped). At a table mid-game its seat is
         held for it (`Table.disconnect`); otherwise it leaves."""
         if client.table is not None:
@@ -885,7 +899,7 @@ class Lobby:
         for client in gone:
             self._name_back(client)
 
-    def _name_back(self, gone: _Client) -> None:
+    def _name_back(self, gone: Client) -> None:
         """Issue 13, item 1: a session named `ben-2` because another of the same identity
         was online as `ben` takes the name back once that one is gone — at once in the
         lobby, as a spectator or at a waiting table; mid-game its seat keeps the name the
@@ -908,8 +922,8 @@ class Lobby:
         log_event(log, "renamed", old=client.name, new=client.wanted)
         client.name = client.wanted
         self._online_changed()
-        self._send(client, protocol.Welcome(name=client.name, admin=client.admin))
-        self._send(
+        self.tell(client, protocol.Welcome(name=client.name, admin=client.admin))
+        self.tell(
             client,
             protocol.Notice(
                 text=N_("Your other session ended: you play as {name} again."),
@@ -923,28 +937,28 @@ class Lobby:
                 table.seats[seat].name = client.name
             self._changed[table.id] = None  # a spectator's name shows there too
 
-    def _disconnect(self, client: _Client) -> None:
+    def _disconnect(self, client: Client) -> None:
         """`client` lost its connection while at a table: a playing seat with an identity is
         held for the table's grace period (issue 5, item 2), anything else is a leave."""
         assert client.table is not None
         table = self.tables[client.table]
         if table.holds_for(client.id) is None:
-            self._leave(client)
+            self.leave_table(client)
             return
         seat = table.disconnect(client.id)
         client.table = None
         log_event(log, "seat_held", table=table.id, seat=seat, player=client.name)
-        self._notice(
+        self.notice(
             table,
             N_("{name} lost their connection; their seat is held for {seconds} seconds"),
             name=table.seats[seat].name,
             seconds=table.grace_seconds,
         )
-        self._after_change(table)
+        self.after_change(table)
 
     # ---- commands ------------------------------------------------------------------------
 
-    def _on_command(self, client: _Client, command: object) -> None:
+    def _on_command(self, client: Client, command: object) -> None:
         if isinstance(command, _MOVES) and client.table in self.paused:
             raise Refusal("paused", N_("an admin paused this table; wait until it resumes"))
         if isinstance(command, _MOVES) and client.table in self.unsaved:
@@ -967,13 +981,13 @@ class Lobby:
             case protocol.LeaveTable():
                 if client.table is None:
                     raise Refusal("not_seated", N_("you are not at a table"))
-                self._leave(client)
+                self.leave_table(client)
             case protocol.StartGame():
                 table = self._creators_waiting_table(client)
                 if len(table.seats) < 2:
                     raise Refusal("bad_command", N_("a game needs at least 2 players seated"))
                 table.start(self.dice)
-                self._after_change(table)
+                self.after_change(table)
             case protocol.AddBot(level=asked):
                 table = self._creators_waiting_table(client)
                 level = table.bot_level if asked is None else asked
@@ -984,14 +998,14 @@ class Lobby:
                         "bad_command", N_("unknown bot level {level}"), {"level": level[:12]}
                     )
                 table.add_bot(self.rng, level)
-                self._after_change(table)
+                self.after_change(table)
             case protocol.PlayAgain():
                 table, seat = self._my_seat(client)
                 if table.status != "over":
                     raise Refusal("bad_command", N_("the game is not over"))
                 if seat not in table.play_again:  # asking twice changes nothing
                     table.play_again.add(seat)
-                    self._after_change(table)
+                    self.after_change(table)
             case protocol.Ready(round=round_):
                 self._ready(client, round_)
             case protocol.Say(text=text):
@@ -1009,7 +1023,7 @@ class Lobby:
             case _:
                 raise TypeError(f"not a command: {command!r}")
 
-    def _create(self, client: _Client, command: protocol.CreateTable) -> Table:
+    def _create(self, client: Client, command: protocol.CreateTable) -> Table:
         self._require_no_table(client)
         tid = next(self._table_ids)
         table = Table.create(tid, command, client.id, client.name, self.rng, client.owner)
@@ -1029,7 +1043,7 @@ class Lobby:
             grace_seconds=table.grace_seconds,
             private=table.code is not None,
         )
-        self._after_change(table)
+        self.after_change(table)
         return table
 
     def _new_code(self) -> str:
@@ -1049,7 +1063,7 @@ class Lobby:
                 return table
         raise Refusal("no_table", N_("no table has the invite code {code}"), {"code": code[:12]})
 
-    def _challenge(self, client: _Client, command: protocol.Challenge) -> None:
+    def _challenge(self, client: Client, command: protocol.Challenge) -> None:
         """`protocol.Challenge`: a private table of two for `client`, and the challenged
         player told (`protocol.Challenged`)."""
         self._require_no_table(client)
@@ -1077,8 +1091,8 @@ class Lobby:
             preset=table.options.preset,
             bot_account=client.bot_account,
         )
-        self._send(target, challenged)
-        self._send(
+        self.tell(target, challenged)
+        self.tell(
             client,
             protocol.Notice(
                 text=N_("You challenged {name}; the table waits for them."),
@@ -1086,12 +1100,12 @@ class Lobby:
             ),
         )
 
-    def _decline(self, client: _Client, code: str) -> None:
+    def _decline(self, client: Client, code: str) -> None:
         """`protocol.DeclineChallenge`: whoever waits at that private table is told."""
         table = self._private_table(code)
-        self._notice(table, N_("{name} declined the challenge."), name=client.name)
+        self.notice(table, N_("{name} declined the challenge."), name=client.name)
 
-    def _quick_play(self, client: _Client, command: protocol.QuickPlay) -> None:
+    def _quick_play(self, client: Client, command: protocol.QuickPlay) -> None:
         """`protocol.QuickPlay`: join the best open table, else open one that bots fill after
         the wait chosen (the "fill" timer, `_schedule`)."""
         self._require_no_table(client)
@@ -1119,7 +1133,7 @@ class Lobby:
         table.fill_seconds = command.wait_seconds
         self._schedule(table)
 
-    def _join(self, client: _Client, tid: int, code: str | None) -> None:
+    def _join(self, client: Client, tid: int, code: str | None) -> None:
         """Sit `client` at table `tid`; a private table only with its invite `code` (checked
         by the caller: `JoinTable` has none, and a private table is refused as unknown)."""
         self._require_no_table(client)
@@ -1136,9 +1150,9 @@ class Lobby:
         table.sit(client.id, client.name, client.owner)
         client.table = tid
         self._send_chat_history(client)
-        self._after_change(table)
+        self.after_change(table)
 
-    def _spectate(self, client: _Client, tid: int) -> None:
+    def _spectate(self, client: Client, tid: int) -> None:
         self._require_no_table(client)
         table = self._table(tid)
         if table.code is not None and not client.admin:  # not listed: admins only
@@ -1148,7 +1162,7 @@ class Lobby:
         self._send_chat_history(client)
         self._changed[tid] = None
 
-    def _leave(self, client: _Client) -> None:
+    def leave_table(self, client: Client) -> None:
         """`client` leaves its table: mid-game a bot takes the seat, except at a club table,
         where the cup stays until the round ends and the player is then out (RULES.md §6;
         `Table.leave`). A leave that ends the game is reported like a move that does."""
@@ -1157,7 +1171,7 @@ class Lobby:
         client.table = None
         was = table.status
         what = table.leave(client.id)
-        self._send(client, protocol.LeftTable())
+        self.tell(client, protocol.LeftTable())
         self._lobby_pending.add(client.id)
         self._send_chat_history(client)
         self._game_may_have_ended(table, was)
@@ -1166,32 +1180,32 @@ class Lobby:
             # the leaver placed when they left (issue 13, item 8); then the table closes
             table.unattended = True
         if table.deserted:
-            self._close(table)
+            self.close_table(table)
             return
         if what == "bot":
-            self._notice(table, N_("{name} left; a bot plays their seat"), name=client.name)
+            self.notice(table, N_("{name} left; a bot plays their seat"), name=client.name)
         elif what in ("freed", "gone", "out"):
-            self._notice(table, N_("{name} left the table"), name=client.name)
+            self.notice(table, N_("{name} left the table"), name=client.name)
         elif what == "leaving":
-            self._notice(
+            self.notice(
                 table,
                 N_("{name} left; their cup stays until the round ends, then they are out"),
                 name=client.name,
             )
         elif what == "resigned":
-            self._notice(table, N_("{name} left and is out of the game"), name=client.name)
-        self._after_change(table)
+            self.notice(table, N_("{name} left and is out of the game"), name=client.name)
+        self.after_change(table)
 
-    def _ready(self, client: _Client, round_: int) -> None:
+    def _ready(self, client: Client, round_: int) -> None:
         """`Ready(round)`: see `Table.confirm`. A spectator's or a late one is ignored."""
         if client.table is None:
             raise Refusal("not_seated", N_("you are not at a table"))
         table = self.tables[client.table]
         seat = table.seat_of(client.id)
         if seat is not None and table.confirm(seat, round_):
-            self._after_change(table)
+            self.after_change(table)
 
-    def _require_no_table(self, client: _Client) -> None:
+    def _require_no_table(self, client: Client) -> None:
         if client.table is not None:
             raise Refusal("bad_command", N_("leave your table first"))
 
@@ -1201,14 +1215,14 @@ class Lobby:
             raise Refusal("no_table", N_("there is no such table"))
         return table
 
-    def _my_seat(self, client: _Client) -> tuple[Table, int]:
+    def _my_seat(self, client: Client) -> tuple[Table, int]:
         table = self.tables.get(client.table) if client.table is not None else None
         seat = None if table is None else table.seat_of(client.id)
         if table is None or seat is None:
             raise Refusal("not_seated", N_("you are not seated at a table"))
         return table, seat
 
-    def _creators_waiting_table(self, client: _Client) -> Table:
+    def _creators_waiting_table(self, client: Client) -> Table:
         if client.table is None:
             raise Refusal("not_seated", N_("you are not at a table"))
         table = self.tables[client.table]
@@ -1220,12 +1234,12 @@ class Lobby:
 
     # ---- chat (issue 4, item 5) ----------------------------------------------------------
 
-    def _muted(self, client: _Client) -> str | None:
+    def _muted(self, client: Client) -> str | None:
         """Why `client` may not chat now ("" for no reason given), or None: it may."""
         mute = self.moderation.muted(client.account_id, client.id)  # an admin's Mute
         return None if mute is None else mute.reason
 
-    def _say(self, client: _Client, text: str) -> None:
+    def _say(self, client: Client, text: str) -> None:
         """`Say(text)`: the cleaned line goes to everyone where `client` is — its table's
         players and spectators, or everyone in the lobby — the speaker included, and into
         that scope's history. Refused, changing nothing (the rate limit included), when
@@ -1270,16 +1284,16 @@ class Lobby:
             listeners = [c for c in self._clients.values() if c.table is None]
         data = protocol.encode(said)
         for listener in listeners:
-            self._deliver(listener, data)
+            self.deliver(listener, data)
 
-    def _send_chat_history(self, client: _Client) -> None:
+    def _send_chat_history(self, client: Client) -> None:
         """The last lines said where `client` has just arrived (its table, or the lobby),
         if any."""
         lines = self._chat.get(client.table)
         if lines:
             scope: Literal["lobby", "table"] = "lobby" if client.table is None else "table"
             history = protocol.ChatHistory(scope=scope, table=client.table, lines=tuple(lines))
-            self._send(client, history)
+            self.tell(client, history)
 
     # ---- the game flow -------------------------------------------------------------------
 
@@ -1289,7 +1303,7 @@ class Lobby:
         was = table.status
         result = move()
         self._game_may_have_ended(table, was)
-        self._after_change(table)
+        self.after_change(table)
         return result
 
     def _game_may_have_ended(self, table: Table, was: str) -> None:
@@ -1309,16 +1323,16 @@ class Lobby:
             if self.on_game_over is not None:
                 self._guarded(self.on_game_over, table, table.log)
 
-    def _after_change(self, table: Table) -> None:
+    def after_change(self, table: Table) -> None:
         """Move the table on as far as it goes by itself, set its timers, and mark it to be
         sent to everyone at it at the end of the batch. A paused table only gets sent:
         it moves on, and its timers are set (from the start), once an admin resumes it."""
         self._changed[table.id] = None
         if table.deserted:  # e.g. a game played on for players who never came back ended
-            self._close(table)
+            self.close_table(table)
             return
         if table.id in self.paused or table.id in self.unsaved:
-            self._cancel_timer(table.id)
+            self.cancel_timer(table.id)
             return
         if table.status == "waiting":  # a seat takes its player's name back (`_name_back`)
             for seat in table.seats:
@@ -1369,7 +1383,7 @@ class Lobby:
         held = {seat for seat in table.away() if not table.seats[seat].bot}
         for slot in list(self._timers.get(table.id, {})):
             if slot.startswith("grace") and int(slot[5:]) not in held:
-                self._cancel_timer(table.id, slot)
+                self.cancel_timer(table.id, slot)
         for seat in held:
             delay = table.grace_seconds * self.timer_scale
             self._set_timer(table.id, f"grace{seat}", ("grace", seat), delay)
@@ -1382,14 +1396,14 @@ class Lobby:
         current = self._timers.get(tid, {}).get(slot)
         if current is not None and current[0] == key:
             return
-        self._cancel_timer(tid, slot)
+        self.cancel_timer(tid, slot)
         if key is not None:
             loop = asyncio.get_running_loop()
             message = _Timer(table=tid, slot=slot, key=key)
             handle = loop.call_later(delay, self._inbox.put_nowait, message)
             self._timers.setdefault(tid, {})[slot] = (key, handle, loop.time() + delay)
 
-    def _cancel_timer(self, tid: int, slot: str | None = None) -> None:
+    def cancel_timer(self, tid: int, slot: str | None = None) -> None:
         """Cancel table `tid`'s timer in `slot`, or all its timers (None)."""
         timers = self._timers.get(tid, {})
         for found in list(timers) if slot is None else [slot]:
@@ -1403,7 +1417,7 @@ class Lobby:
         current = self._timers.get(tid, {}).get(slot)
         if table is None or current is None or current[0] != key:
             return  # stale: the table moved on or closed since
-        self._cancel_timer(tid, slot)  # gone off: only forgotten
+        self.cancel_timer(tid, slot)  # gone off: only forgotten
         if key[0] == "bot":
             self._played(table, lambda: table.bot_move(self.rng, self.dice))
         elif key[0] == "turn":
@@ -1414,11 +1428,11 @@ class Lobby:
             if table.status == "waiting" and table.seats:
                 while len(table.seats) < table.size:
                     table.add_bot(self.rng)
-            self._after_change(table)
+            self.after_change(table)
         else:
             if table.in_reveal:
                 table.roll(self.dice)
-            self._after_change(table)
+            self.after_change(table)
 
     def _time_ran_out(self, table: Table) -> None:
         """The turn timer went off: the automatic move (`Table.auto_move`), told to all."""
@@ -1428,12 +1442,12 @@ class Lobby:
         name = table.seats[move.seat].name
         log_event(log, "automatic_move", table=table.id, seat=move.seat, call=move.call)
         if move.call is not None:
-            self._notice(table, N_("{name} ran out of time: automatic Dudo"), name=name)
+            self.notice(table, N_("{name} ran out of time: automatic Dudo"), name=name)
             return
         # a bid does not end the round: it is the round's bid number `move.bids`
         assert table.state is not None and table.state.round_index == move.round
         bid = table.state.bids[move.bids].bid
-        self._notice(
+        self.notice(
             table,
             N_("{name} ran out of time: automatic bid of {count}×{face}"),
             name=name,
@@ -1451,29 +1465,29 @@ class Lobby:
         name = table.seats[seat].name
         log_event(log, "seat_stand_in", table=table.id, seat=seat, player=name, what=what)
         if what == "bot":
-            self._notice(
+            self.notice(
                 table,
                 N_("{name} has not come back: a bot plays their seat until they do"),
                 name=name,
             )
         elif what == "leaving":
-            self._notice(
+            self.notice(
                 table,
                 N_("{name} is not back: their cup stays until this round ends, then they are out"),
                 name=name,
             )
         else:
-            self._notice(table, N_("{name} has not come back and is out of the game"), name=name)
+            self.notice(table, N_("{name} has not come back and is out of the game"), name=name)
         self._game_may_have_ended(table, was)
-        self._after_change(table)
+        self.after_change(table)
 
-    def _close(
+    def close_table(
         self, table: Table, text: str = N_("table {table} closed"), **args: str | int
     ) -> None:
         """Close a table nobody plays at or watches, or one an admin closes; its bots stop.
         Everyone still at it goes back to the lobby, told `text` (an `N_` message id with
         `{table}`, the table's name, and `args`)."""
-        self._cancel_timer(table.id)
+        self.cancel_timer(table.id)
         self.paused.discard(table.id)
         self.tables.pop(table.id, None)
         self._chat.pop(table.id, None)
@@ -1483,7 +1497,7 @@ class Lobby:
             client = self._clients.get(sid)
             if client is not None:
                 client.table = None
-                self._send(client, protocol.Notice(text=text, args={"table": table.name, **args}))
-                self._send(client, protocol.LeftTable())
+                self.tell(client, protocol.Notice(text=text, args={"table": table.name, **args}))
+                self.tell(client, protocol.LeftTable())
                 self._lobby_pending.add(sid)
                 self._send_chat_history(client)

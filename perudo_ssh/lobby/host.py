@@ -20,25 +20,32 @@ Faults (issue 12, item 4):
 - while the host's own bus connection is down, no front is timed out.
 
 The admins are decided here, from the key, when the host is given an `AdminList`: a front
-says who connects, the lobby says who is an admin. Imports neither textual nor asyncssh.
+says who connects, the lobby says who is an admin. The session limits are counted here too,
+over every front (`relay.Admit`: the sessions attached, and those admitted and not attached
+yet for `relay.ADMIT_HOLD` seconds), and guests numbered (`relay.GuestNumber`). Imports
+neither textual nor asyncssh.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import secrets
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
 
 from perudo_ssh import protocol, relay
+from perudo_ssh.admission import Admission, SessionCounts, SessionRefusal, address_group
 from perudo_ssh.bus import Bus, BusError, Subscription
+from perudo_ssh.limits import Limits
 from perudo_ssh.lobby.actor import Lobby
+from perudo_ssh.lobby.moderation import AdminList
 from perudo_ssh.logs import log_event
-from perudo_ssh.moderation import AdminList
 from perudo_ssh.records import Account
 from perudo_ssh.session import LobbySession
 
@@ -69,6 +76,18 @@ class RelayedSession(LobbySession):
         self.host = host
         self.front = front
         self.local = local
+        self.admission: Admission | None = None
+        """Its place in the host's session counts, given back when it is over."""
+
+    def close(self) -> None:
+        """Over (its front detached it, or was lost): its place in the counts is given back."""
+        self._release()
+        super().close()
+
+    def _release(self) -> None:
+        admission, self.admission = self.admission, None
+        if admission is not None:
+            admission.release()
 
     def offer(self, data: bytes) -> bool:
         """Queue `data` for this session's front; always taken (the front bounds its own
@@ -85,6 +104,7 @@ class RelayedSession(LobbySession):
         goodbye = protocol.encode(protocol.Goodbye(reason=reason, args=dict(args or {})))
         self.host._outgoing(self.front).ends.append((self.local, goodbye))
         self.host._forget(self)
+        self._release()
         self._closed = True
 
 
@@ -107,7 +127,8 @@ class LobbyHost:
 
     `prefix` starts every subject (`relay`); `admins` (None: the fronts' word, for tests)
     decides which keys are admins'; `joined(session, account)` is told each session
-    attached; `front_timeout` is `relay.FRONT_TIMEOUT` unless a test shortens it."""
+    attached; `limits` are the session limits counted over every front (`relay.Admit`);
+    `front_timeout` is `relay.FRONT_TIMEOUT` unless a test shortens it."""
 
     def __init__(
         self,
@@ -117,8 +138,10 @@ class LobbyHost:
         prefix: str = "perudo",
         admins: AdminList | None = None,
         joined: Joined | None = None,
+        limits: Limits | None = None,
         front_timeout: float = relay.FRONT_TIMEOUT,
         heartbeat: float = relay.HEARTBEAT,
+        admit_hold: float = relay.ADMIT_HOLD,
     ) -> None:
         self.lobby = lobby
         self.bus = bus
@@ -134,8 +157,16 @@ class LobbyHost:
         self._sending: asyncio.Queue[tuple[str, bytes] | None] = asyncio.Queue()
         self._subscription: Subscription | None = None
         self._bans_served: Subscription | None = None
+        self._admit_served: Subscription | None = None
+        self._guest_served: Subscription | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._connected = True
+        self.counts = SessionCounts(limits) if limits is not None else None
+        """Every front's sessions against the limits (None: no limits, as in tests)."""
+        self.admit_hold = admit_hold
+        self._admitted: dict[tuple[str, str | None, str | None], deque[tuple[Admission, float]]]
+        self._admitted = {}  # (front, address group, key) -> admitted, not attached yet
+        self._guests = itertools.count(1)
 
     async def start(self) -> None:
         """Receive the fronts and start the heartbeat; the lobby must be started."""
@@ -144,6 +175,8 @@ class LobbyHost:
             relay.lobby_subject(self.prefix), self._received
         )
         self._bans_served = await self.bus.serve(relay.bans_subject(self.prefix), self._bans)
+        self._admit_served = await self.bus.serve(relay.admit_subject(self.prefix), self._admit)
+        self._guest_served = await self.bus.serve(relay.guest_subject(self.prefix), self._guest)
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._send_loop(), name="lobby host sender"),
@@ -155,8 +188,9 @@ class LobbyHost:
         """Send what is still queued (the goodbyes of a stopping lobby), then stop."""
         if self._subscription is not None:
             await self._subscription.stop()
-        if self._bans_served is not None:
-            await self._bans_served.stop()
+        for served in (self._bans_served, self._admit_served, self._guest_served):
+            if served is not None:
+                await served.stop()
         self._flush()
         self._sending.put_nowait(None)
         sender, *others = self._tasks
@@ -261,6 +295,8 @@ class LobbyHost:
         )
         assert isinstance(session, RelayedSession)
         front.sessions[attach.local] = session
+        if self.counts is not None:
+            session.admission = self._admission_of(name, attach.address, attach.fingerprint)
         if self.joined is not None:
             self.joined(session, attach.account)
 
@@ -268,6 +304,59 @@ class LobbyHost:
         front = self.fronts.get(session.front)
         if front is not None and front.sessions.get(session.local) is session:
             del front.sessions[session.local]
+
+    # ---- the session limits, over every front --------------------------------------------
+
+    async def _admit(self, data: bytes) -> bytes:
+        try:
+            asked = relay.decode_admit(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            log.error("lobby host: an admission asked wrongly: %s", error)
+            return relay.encode(relay.Admitted())
+        if self.counts is None:
+            return relay.encode(relay.Admitted())
+        self._expire_admitted()
+        admitted = self.counts.admit(asked.address, asked.fingerprint)
+        if isinstance(admitted, SessionRefusal):
+            limit = admitted.args.get("limit")
+            return relay.encode(
+                relay.Admitted(
+                    reason=admitted.reason,
+                    message=admitted.message,
+                    limit=limit if isinstance(limit, int) else 0,
+                )
+            )
+        key = (asked.front, address_group(asked.address), asked.fingerprint)
+        expires = asyncio.get_running_loop().time() + self.admit_hold
+        self._admitted.setdefault(key, deque()).append((admitted, expires))
+        return relay.encode(relay.Admitted())
+
+    def _admission_of(self, front: str, address: str | None, key: str | None) -> Admission:
+        """The place in the counts of a session attached: the one it was admitted with, or a
+        new one (attached again after a restart: admitted before, counted whatever the
+        limits)."""
+        assert self.counts is not None
+        waiting = self._admitted.get((front, address_group(address), key))
+        if waiting:
+            admission, _ = waiting.popleft()
+            if not waiting:
+                del self._admitted[(front, address_group(address), key)]
+            return admission
+        return self.counts.count(address, key)
+
+    def _expire_admitted(self) -> None:
+        """Give back the places of sessions admitted `admit_hold` seconds ago and never
+        attached (their clients left while their apps started)."""
+        now = asyncio.get_running_loop().time()
+        for key in list(self._admitted):
+            waiting = self._admitted[key]
+            while waiting and waiting[0][1] <= now:
+                waiting.popleft()[0].release()
+            if not waiting:
+                del self._admitted[key]
+
+    async def _guest(self, data: bytes) -> bytes:
+        return relay.encode(relay.GuestNumber(number=next(self._guests)))
 
     # ---- to the fronts -------------------------------------------------------------------
 
@@ -330,6 +419,7 @@ class LobbyHost:
             )
             with contextlib.suppress(BusError):
                 await self.bus.publish(subject, alive)
+            self._expire_admitted()
             if self._connected:
                 now = loop.time()
                 for name, front in self.fronts.items():

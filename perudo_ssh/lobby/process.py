@@ -16,12 +16,12 @@ import logging
 import signal
 from pathlib import Path
 
-from perudo_ssh.archive import GameArchive, shown_ratings, update_ratings
 from perudo_ssh.bus.nats_bus import NatsBus, NatsOptions
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.lobby.actor import Lobby
+from perudo_ssh.lobby.archive import GameArchive, shown_ratings, update_ratings
 from perudo_ssh.lobby.host import LobbyHost
-from perudo_ssh.moderation import AdminList
+from perudo_ssh.lobby.moderation import AdminList
 from perudo_ssh.records import serve_records
 from perudo_ssh.store import DEFAULT_PATH, Store
 
@@ -64,8 +64,9 @@ async def run_lobby(
     """Run the lobby process until SIGTERM or SIGINT (or `stop` is set), then stop cleanly
     (the module docstring). `db` is the database file (created on first start), `config` the
     configuration whose `[admins]` are the admins (read again when it changes; None: no
-    admins), `limits` the server's (its `output_queue_events` bounds nothing here: each
-    front bounds its own sessions). Raises `StoreError` (the database cannot be used),
+    admins), `limits` the server's: its session limits are counted here over every front
+    (`LobbyHost`); its `output_queue_events` bounds nothing here (each front bounds its own
+    sessions). Raises `StoreError` (the database cannot be used),
     `BusError` (NATS cannot be reached within `NatsBus.connect`'s wait) before serving."""
     admins = AdminList(config) if config is not None else None
     store = await Store.open(db or DEFAULT_PATH)
@@ -78,7 +79,14 @@ async def run_lobby(
         await prepare_lobby(lobby, archive)
         bus = await NatsBus.connect(nats)
         lobby.start()
-        host = LobbyHost(lobby, bus, prefix=prefix, admins=admins, joined=archive.session_joined)
+        host = LobbyHost(
+            lobby,
+            bus,
+            prefix=prefix,
+            admins=admins,
+            joined=archive.session_joined,
+            limits=limits,
+        )
         await host.start()
         await serve_records(store, bus, prefix, banned_keys=lobby.moderation.banned_keys)
         stop = stop or asyncio.Event()

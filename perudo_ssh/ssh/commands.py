@@ -33,11 +33,11 @@ from typing import Any
 
 import asyncssh
 
+from perudo_ssh.admission import Admission, SharedCheck
+from perudo_ssh.bans import host_of
 from perudo_ssh.i18n import N_, Translator, language_of, translator
-from perudo_ssh.moderation import host_of
 from perudo_ssh.records import Account, LinkRefused, Records, UnknownLinkCode
 from perudo_ssh.session import LobbySession
-from perudo_ssh.ssh.admission import Admission
 from perudo_ssh.ssh.login import AppFactory, Login
 from perudo_ssh.ssh.play import ProgramRun
 from perudo_ssh.ssh.session import CRASH_MESSAGE, AppSession, locale_of
@@ -363,7 +363,45 @@ class CommandSession(AppSession):
                 admission = admitted
             else:
                 refusal = tr._(admitted.message, **admitted.args)
+        shared = self._sessions.shared if self._sessions is not None else None
+        if refusal is None and shared is not None:  # the limits over every front (issue 12)
+            self._command_task = asyncio.get_running_loop().create_task(
+                self._program_when_shared(shared, tr, newline, admission),
+                name=f"perudo-ssh play {self._where}",
+            )
+            return
+        self._run_program(tr, newline, admission, refusal)
+
+    async def _program_when_shared(
+        self, shared: SharedCheck, tr: Translator, newline: bytes, admission: Admission | None
+    ) -> None:
+        try:
+            refused = await shared(self._address, self._key)
+        except BaseException:
+            if admission is not None:
+                admission.release()
+            raise
+        if self.closed or (self._chan is not None and self._chan.is_closing()):
+            if admission is not None:
+                admission.release()
+            return
+        refusal = None
+        if refused is not None:
+            refusal = tr._(refused.message, **refused.args)
+            if admission is not None:
+                admission.release()
+                admission = None
+        self._run_program(tr, newline, admission, refusal)
+
+    def _run_program(
+        self, tr: Translator, newline: bytes, admission: Admission | None, refusal: str | None
+    ) -> None:
+        chan = self._chan
+        assert chan is not None
+        account = self._account
         if refusal is not None or account is None or self._program_factory is None:
+            if admission is not None:
+                admission.release()
             logger.info("play refused to %s", self._where)
             chan.write_stderr(((refusal or "") + "\n").encode().replace(b"\n", newline))
             chan.exit(1)

@@ -22,11 +22,11 @@ from collections.abc import Callable
 import asyncssh
 
 from perudo_ssh import botapi, protocol
+from perudo_ssh.admission import Admission
 from perudo_ssh.botapi import PROTOCOL, Error, Hello, ProgramLink, encode_line
 from perudo_ssh.limits import Limits
 from perudo_ssh.logs import log_event
 from perudo_ssh.session import LobbySession
-from perudo_ssh.ssh.admission import Admission
 
 logger = logging.getLogger(__name__)
 

@@ -51,20 +51,20 @@ import contextvars
 import itertools
 import logging
 import weakref
-from collections.abc import Callable, Collection, Coroutine, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import asyncssh
 
+from perudo_ssh.admission import STARTUPS_FULL, Connections, SessionCounts
+from perudo_ssh.bans import normal_address
 from perudo_ssh.i18n import N_
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.logs import log_event
-from perudo_ssh.moderation import normal_address
 from perudo_ssh.names import claimable_name, clean_name
 from perudo_ssh.records import Account, Records
-from perudo_ssh.ssh.admission import STARTUPS_FULL, Connections, SessionCounts
 from perudo_ssh.ssh.commands import CommandSession, ProgramFactory
 from perudo_ssh.ssh.hardening import (
     COMPRESSION_ALGS,
@@ -152,15 +152,30 @@ class Identity:
     notice_args: Mapping[str, str] = field(default_factory=dict)
 
 
+GuestNumbers = Callable[[], Awaitable[int]]
+"""`await guests()`: the next guest number (`LocalGuests` in one process; in a front process,
+the lobby's, so that a guest number is given once over every front: issue 12)."""
+
+
+class LocalGuests:
+    """Guest numbers 1, 2, 3… of one process (`GuestNumbers`)."""
+
+    def __init__(self) -> None:
+        self._numbers = itertools.count(1)
+
+    async def __call__(self) -> int:
+        return next(self._numbers)
+
+
 async def identify(
-    store: Records, username: str, fingerprint: str | None, guests: Iterator[int]
+    store: Records, username: str, fingerprint: str | None, guests: GuestNumbers
 ) -> Identity:
     """The identity of a login with `username` and key `fingerprint` (None: a guest, named
-    `guest-N` with the next N of `guests`). A key's first login claims the cleaned user name
+    `guest-N` with N from `guests`). A key's first login claims the cleaned user name
     or a free alternative; later logins get the same account whatever name they ask for. A
     store that fails makes the key's holder a guest for this connection (logged)."""
     if fingerprint is None:
-        return Identity(name=f"guest-{next(guests)}", notice=GUEST)
+        return Identity(name=f"guest-{await guests()}", notice=GUEST)
     asked = clean_name(username)
     try:
         claim = await store.claim_key(fingerprint, asked)
@@ -172,7 +187,7 @@ async def identify(
             fingerprint=fingerprint,
             exc=format_error(error),
         )
-        return Identity(name=f"guest-{next(guests)}", notice=NO_ACCOUNT)
+        return Identity(name=f"guest-{await guests()}", notice=NO_ACCOUNT)
     account = claim.account
     args = {"name": account.name, "asked": asked}
     if account.name.casefold() == asked.casefold():
@@ -193,7 +208,7 @@ class _PerudoServer(asyncssh.SSHServer):
         self,
         app_factory: AppFactory,
         store: Records | None = None,
-        guests: Iterator[int] | None = None,
+        guests: GuestNumbers | None = None,
         bans: BanCheck | None = None,
         banned_keys: Callable[[], Collection[str]] | None = None,
         limits: Limits = DEFAULT_LIMITS,
@@ -219,7 +234,7 @@ class _PerudoServer(asyncssh.SSHServer):
         self._conn: asyncssh.SSHServerConnection | None = None
         self._address: str | None = None
         self._banned = False
-        self._guests = guests if guests is not None else itertools.count(1)
+        self._guests = guests if guests is not None else LocalGuests()
         self._peer = "unknown"
         self._username = ""
         self._offered_fingerprint: str | None = None
@@ -536,6 +551,7 @@ async def start_server(
     connections: Connections | None = None,
     program_factory: ProgramFactory | None = None,
     reuse_port: bool = False,
+    guests: GuestNumbers | None = None,
 ) -> asyncssh.SSHAcceptor:
     """Listen for SSH clients; run `app_factory(login)` for each PTY session.
     `reuse_port`: other processes may listen on the same port (`SO_REUSEPORT`: the kernel
@@ -551,7 +567,8 @@ async def start_server(
     refused (the module's docstring); `banned_keys()` gives the fingerprints under a ban,
     which `ssh host link CODE` refuses to join to an account. `program_factory(login)`
     attaches a bot account's program (`ssh host play`, with a store; issue 14) to the
-    lobby; without one, `play` is refused.
+    lobby; without one, `play` is refused. `guests` numbers the guests (`LocalGuests` when
+    None).
 
     `limits` sets the login timeout, the keepalive, the session limits and each session's
     input and output limits (`perudo_ssh.limits.Limits`). The live app sessions are counted
@@ -568,7 +585,7 @@ async def start_server(
     install_redirect_guard()
     install_drawing_savers()
     host_key = load_or_create_host_key(host_key_dir)
-    guests = itertools.count(1)
+    guests = guests if guests is not None else LocalGuests()
     counts = sessions if sessions is not None else SessionCounts(limits)
     conns = connections if connections is not None else Connections(limits)
     acceptor = await asyncssh.create_server(

@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 import asyncssh
 
+from perudo_ssh.admission import Admission, SessionCounts, SessionRefusal
 from perudo_ssh.chat import clean_chat
 from perudo_ssh.i18n import N_, language_of, translator
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.logs import log_event
 from perudo_ssh.names import clean_name
-from perudo_ssh.ssh.admission import Admission, SessionCounts
 from perudo_ssh.ssh.driver import SSHDriver
 from perudo_ssh.ssh.isolation import color_system_for, isolate_app
 from perudo_ssh.ssh.login import AppFactory, Login
@@ -364,16 +364,7 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         if self._sessions is not None:
             admitted = self._sessions.admit(self._address, self._fingerprint)
             if not isinstance(admitted, Admission):
-                log_event(
-                    logger,
-                    "session_refused",
-                    peer=self._peer,
-                    fingerprint=self._fingerprint,
-                    reason=admitted.reason,
-                    limit=admitted.args.get("limit"),
-                )
-                chan.write_stderr(client_text(admitted.message, locale_of(env), **admitted.args))
-                chan.exit(1)
+                self._refuse_session(admitted, locale_of(env))
                 return
             self._admission = admitted
         login = Login(
@@ -389,6 +380,20 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         self._task = self._loop.create_task(self._run(login), name=f"perudo-ssh {self._peer}")
         # released once the task is done, however it ends (even cancelled before it ran)
         self._task.add_done_callback(self._release)
+
+    def _refuse_session(self, refusal: SessionRefusal, lang: str | None) -> None:
+        chan = self._chan
+        assert chan is not None
+        log_event(
+            logger,
+            "session_refused",
+            peer=self._peer,
+            fingerprint=self._fingerprint,
+            reason=refusal.reason,
+            limit=refusal.args.get("limit"),
+        )
+        chan.write_stderr(client_text(refusal.message, lang, **refusal.args))
+        chan.exit(1)
 
     def _release(self, task: object) -> None:
         if self._admission is not None:
@@ -615,6 +620,14 @@ class AppSession(asyncssh.SSHServerSession[bytes]):
         assert chan is not None
         if self._closed:  # the client left before its app was made: make none
             return
+        shared = self._sessions.shared if self._sessions is not None else None
+        if shared is not None:  # a front process: the limits over every front (issue 12)
+            refusal = await shared(self._address, self._fingerprint)
+            if self._closed:
+                return
+            if refusal is not None:
+                self._refuse_session(refusal, login.lang)
+                return
         status, crashed = 1, True
         farewell: bytes | None = None
         started = time.monotonic()

@@ -17,20 +17,15 @@ import time
 from typing import TYPE_CHECKING
 
 from perudo_ssh import protocol
+from perudo_ssh.bans import MAX_ANNOUNCEMENT, MAX_SECONDS, clean_text, normal_address
 from perudo_ssh.config import is_fingerprint
 from perudo_ssh.i18n import N_
+from perudo_ssh.lobby.moderation import Moderation
+from perudo_ssh.lobby.table import Refusal, Table
 from perudo_ssh.logs import log_event
-from perudo_ssh.moderation import (
-    MAX_ANNOUNCEMENT,
-    MAX_SECONDS,
-    Moderation,
-    clean_text,
-    normal_address,
-)
-from perudo_ssh.table import Refusal, Table
 
 if TYPE_CHECKING:
-    from perudo_ssh.lobby.actor import Lobby, _Client
+    from perudo_ssh.lobby.actor import Client, Lobby
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +61,7 @@ class AdminCommands:
 
     # ---- commands ------------------------------------------------------------------------
 
-    def handle(self, client: _Client, command: protocol.AdminCommand) -> None:
+    def handle(self, client: Client, command: protocol.AdminCommand) -> None:
         """Carry out `command` from `client`: refused unless `client` is an admin's."""
         if not client.admin:
             # its name only: what a non-admin sent (a reason, an announcement) is not logged
@@ -93,10 +88,10 @@ class AdminCommands:
                 target = self._target(client, sid, admins_too=True)
                 if not self.moderation.unmute(target.account_id, target.id):
                     raise Refusal("bad_command", N_("that player is not muted"))
-                self.lobby._send(target, protocol.Notice(text=N_("an admin lifted your chat mute")))
+                self.lobby.tell(target, protocol.Notice(text=N_("an admin lifted your chat mute")))
                 self._audit(client, "unmute", _who(target))
             case protocol.RemovePlayer(session=sid, reason=reason):
-                self._remove(client, self._target(client, sid), clean_text(reason))
+                self.remove_client(client, self._target(client, sid), clean_text(reason))
             case protocol.PauseTable(table=tid, reason=reason):
                 self._pause(client, self._table(tid), clean_text(reason))
             case protocol.ResumeTable(table=tid):
@@ -104,25 +99,25 @@ class AdminCommands:
                 if tid not in self.lobby.paused:
                     raise Refusal("bad_command", N_("that table is not paused"))
                 self.lobby.paused.discard(tid)
-                self.lobby._notice(table, N_("an admin resumed the table"))
-                self.lobby._after_change(table)
+                self.lobby.notice(table, N_("an admin resumed the table"))
+                self.lobby.after_change(table)
                 self._audit(client, "resume", _where(table))
             case protocol.CloseTable(table=tid, reason=reason):
                 table, why = self._table(tid), clean_text(reason)
                 if why:
                     text = N_("an admin closed table {table}: {reason}")
-                    self.lobby._close(table, text, reason=why)
+                    self.lobby.close_table(table, text, reason=why)
                 else:
-                    self.lobby._close(table, N_("an admin closed table {table}"))
+                    self.lobby.close_table(table, N_("an admin closed table {table}"))
                 self._audit(client, "close", _where(table), why)
             case protocol.Announce(text=text):
                 self._announce(client, clean_text(text, MAX_ANNOUNCEMENT))
 
-    def _kick(self, admin: _Client, target: _Client, reason: str) -> None:
+    def _kick(self, admin: Client, target: Client, reason: str) -> None:
         self._end(target, N_("an admin ended your session: {reason}"), reason)
         self._audit(admin, "kick", _who(target), reason)
 
-    def _ban(self, admin: _Client, command: protocol.Ban) -> None:
+    def _ban(self, admin: Client, command: protocol.Ban) -> None:
         reason = _reason(command.reason)
         if command.session is not None:
             target = self._target(admin, command.session)
@@ -160,7 +155,7 @@ class AdminCommands:
             detail += f"; ended: {ended}"
         self._audit(admin, "ban", f"{command.kind} {value}", reason, detail)
 
-    def _mute(self, admin: _Client, target: _Client, reason: str, seconds: int | None) -> None:
+    def _mute(self, admin: Client, target: Client, reason: str, seconds: int | None) -> None:
         until = self._until(seconds)
         self.moderation.mute(target.account_id, target.id, reason, until, admin.account_id)
         # the player is told until when (issue 13), as UTC: the lobby has no client's zone
@@ -170,51 +165,51 @@ class AdminCommands:
         else:
             text = N_("an admin muted your chat until {until} UTC: {reason}")
             args["until"] = time.strftime("%Y-%m-%d %H:%M", time.gmtime(until))
-        self.lobby._send(target, protocol.Notice(text=text, args=args))
+        self.lobby.tell(target, protocol.Notice(text=text, args=args))
         detail = f"until {until:.0f}" if until is not None else "for ever"
         self._audit(admin, "mute", _who(target), reason, detail)
 
-    def _remove(self, admin: _Client, target: _Client, reason: str) -> None:
+    def remove_client(self, admin: Client, target: Client, reason: str) -> None:
         if target.table is None:
             raise Refusal("not_seated", N_("that player is not at a table"))
         table = self.lobby.tables[target.table]
-        self.lobby._leave(target)  # as if they left: RULES.md §6, a bot takes the seat
+        self.lobby.leave_table(target)  # as if they left: RULES.md §6, a bot takes the seat
         if reason:
             text, args = N_("an admin removed you from table {table}: {reason}"), {"reason": reason}
         else:
             text, args = N_("an admin removed you from table {table}"), {}
-        self.lobby._send(target, protocol.Notice(text=text, args={"table": table.name, **args}))
+        self.lobby.tell(target, protocol.Notice(text=text, args={"table": table.name, **args}))
         self._audit(admin, "remove", _who(target), reason, _where(table))
 
-    def _pause(self, admin: _Client, table: Table, reason: str) -> None:
+    def _pause(self, admin: Client, table: Table, reason: str) -> None:
         if table.id in self.lobby.paused:
             raise Refusal("bad_command", N_("that table is already paused"))
         self.lobby.paused.add(table.id)
-        self.lobby._cancel_timer(table.id)  # the bots and the reveal wait
+        self.lobby.cancel_timer(table.id)  # the bots and the reveal wait
         if reason:
-            self.lobby._notice(table, N_("an admin paused the table: {reason}"), reason=reason)
+            self.lobby.notice(table, N_("an admin paused the table: {reason}"), reason=reason)
         else:
-            self.lobby._notice(table, N_("an admin paused the table"))
-        self.lobby._changed[table.id] = None
+            self.lobby.notice(table, N_("an admin paused the table"))
+        self.lobby.mark_changed(table)
         self._audit(admin, "pause", _where(table), reason)
 
-    def _announce(self, admin: _Client, text: str) -> None:
+    def _announce(self, admin: Client, text: str) -> None:
         if not text:
             raise Refusal("bad_command", N_("an announcement needs some text"))
         data = protocol.encode(protocol.Announcement(text=text, by=admin.name))
         for client in self._live():
-            self.lobby._deliver(client, data)
+            self.lobby.deliver(client, data)
         self._audit(admin, "announce", "everyone", detail=text)
 
     # ---- helpers -------------------------------------------------------------------------
 
-    def _live(self) -> list[_Client]:
-        return [c for c in self.lobby._clients.values() if not c.dropped]
+    def _live(self) -> list[Client]:
+        return self.lobby.live_clients()
 
-    def _target(self, admin: _Client, sid: int, admins_too: bool = False) -> _Client:
+    def _target(self, admin: Client, sid: int, admins_too: bool = False) -> Client:
         """The live session `sid`; an admin's (the acting one's included) is refused unless
         `admins_too`: admins are made and unmade in the configuration file."""
-        target = self.lobby._clients.get(sid)
+        target = self.lobby.client(sid)
         if target is None or target.dropped:
             raise Refusal("no_session", N_("there is no such session"))
         if target.admin and not admins_too:
@@ -234,18 +229,18 @@ class AdminCommands:
             raise Refusal("bad_command", N_("a duration is from 1 second to 10 years, or for ever"))
         return self.moderation.clock() + seconds
 
-    def _end(self, client: _Client, reason: str, why: str) -> None:
+    def _end(self, client: Client, reason: str, why: str) -> None:
         """End `client`'s session now (`Goodbye` with `reason` filled with `why`); it leaves
         its table as a player who leaves does (a bot takes a seat mid-game: an admin ended
         this session, so the seat is not held for its return)."""
         client.dropped = True
         client.session.end(reason, {"reason": why})
         if client.table is not None:
-            self.lobby._leave(client)
-        self.lobby._remove(client)
+            self.lobby.leave_table(client)
+        self.lobby.remove_client(client)
 
     def _audit(
-        self, admin: _Client, action: str, target: str, reason: str = "", detail: str = ""
+        self, admin: Client, action: str, target: str, reason: str = "", detail: str = ""
     ) -> None:
         self.moderation.audit(f"{admin.name} ({_key(admin)})", action, target, reason, detail)
         log_event(
@@ -315,7 +310,7 @@ class AdminCommands:
         if targets:
             data = protocol.encode(state)
             for client in targets:
-                self.lobby._deliver(client, data)
+                self.lobby.deliver(client, data)
 
 
 def _reason(text: str) -> str:
@@ -325,17 +320,17 @@ def _reason(text: str) -> str:
     return reason
 
 
-def _matches(client: _Client, kind: str, value: str) -> bool:
+def _matches(client: Client, kind: str, value: str) -> bool:
     if kind == "key":
         return client.session.fingerprint == value
     return client.address == value
 
 
-def _key(client: _Client) -> str:
+def _key(client: Client) -> str:
     return client.session.fingerprint or "guest"
 
 
-def _who(client: _Client) -> str:
+def _who(client: Client) -> str:
     """A session as the audit log names it: name, key, address."""
     return f"{client.name} ({_key(client)}, {client.address or 'no address'})"
 

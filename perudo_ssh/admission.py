@@ -8,6 +8,10 @@ with a `SessionRefusal` (an `N_` message the SSH layer translates for that clien
 reason for the log), otherwise it holds an `Admission` until it ends, however it ends, and
 then releases it. An IPv6 address is counted by its /64, which one client usually holds
 whole. Guests (no key) are counted by address only.
+
+With several front processes (issue 12) each front counts its own sessions and, once they
+pass its own count, asks the lobby, which counts the sessions of every front
+(`SessionCounts.shared`, `perudo_ssh.lobby.host.LobbyHost`): the limits hold over all fronts.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import random
 import time
 import weakref
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -32,6 +36,7 @@ __all__ = [
     "Connections",
     "SessionCounts",
     "SessionRefusal",
+    "SharedCheck",
     "address_group",
 ]
 
@@ -86,12 +91,21 @@ class Admission:
             counts._release(self._address, self._key)
 
 
+SharedCheck = Callable[[str | None, str | None], Awaitable["SessionRefusal | None"]]
+"""`check(address, fingerprint)`: the limits over every front of a server (issue 12), asked
+once a session passed its own front's count: None (admitted there too) or the refusal."""
+
+
 class SessionCounts:
     """The live app sessions of one server, against the session limits of `limits`
-    (`max_sessions`, `max_sessions_per_address`, `max_sessions_per_key`; 0: no limit)."""
+    (`max_sessions`, `max_sessions_per_address`, `max_sessions_per_key`; 0: no limit).
 
-    def __init__(self, limits: Limits) -> None:
+    `shared`, in a front process, is asked after `admit` (by the SSH layer, before the app
+    starts) whether the server as a whole admits the session too."""
+
+    def __init__(self, limits: Limits, shared: SharedCheck | None = None) -> None:
         self.limits = limits
+        self.shared = shared
         self.total = 0
         self._by_address: Counter[str] = Counter()
         self._by_key: Counter[str] = Counter()
@@ -123,6 +137,12 @@ class SessionCounts:
         most = limits.max_sessions_per_key
         if most and fingerprint is not None and self._by_key[fingerprint] >= most:
             return SessionRefusal("key_full", KEY_FULL, {"limit": most})
+        return self.count(address, fingerprint)
+
+    def count(self, address: str | None, fingerprint: str | None) -> Admission:
+        """Count one more session whatever the limits (one admitted before, attached again to
+        a restarted lobby)."""
+        group = address_group(address)
         self.total += 1
         if group is not None:
             self._by_address[group] += 1

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from perudo_ssh import ratings
+from perudo_ssh.lobby.table import GameLog, Table
 from perudo_ssh.names import claimable_name
 from perudo_ssh.ratings import finishing_order
 from perudo_ssh.record import encode_record
@@ -33,7 +34,6 @@ from perudo_ssh.records import Account, GamePlayer, NewGame
 from perudo_ssh.referee import Verdict, encode_verdict, verdict_of
 from perudo_ssh.session import LobbySession
 from perudo_ssh.store import Store
-from perudo_ssh.table import GameLog, Table
 
 log = logging.getLogger(__name__)
 
