@@ -1072,12 +1072,7 @@ def run_one(n: int, args) -> dict:
     ]  # fmt: skip
     if args.workers is not None:
         cmd += ["--workers", str(args.workers)]
-    pin = (
-        not args.no_pin
-        and args.workers is None
-        and shutil.which("taskset") is not None
-        and os.cpu_count() >= 2
-    )
+    pin = pinned(args) and shutil.which("taskset") is not None and os.cpu_count() >= 2
     if pin:
         cmd = ["taskset", "-c", str(SERVER_CPU), *cmd]
     out = open(tmp / "server.out", "wb")  # noqa: SIM115
@@ -1320,6 +1315,12 @@ def fmt_row(row: dict) -> str:
     )
 
 
+def pinned(args) -> bool:
+    """Whether the server runs on CPU 0 and the load on CPU 1: by default with one process,
+    with `--workers` only if `--pin` says so (to weigh the split on one core)."""
+    return not args.no_pin and (args.workers is None or args.pin)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sizes", nargs="*", type=int, default=[10], help="sessions per row")
@@ -1337,8 +1338,12 @@ def main(argv: list[str] | None = None) -> None:
     )  # fmt: skip
     parser.add_argument("--no-pin", action="store_true", help="do not pin server/load CPUs")
     parser.add_argument(
+        "--pin", action="store_true",
+        help="with --workers: all the server's processes on CPU 0, the load on CPU 1",
+    )  # fmt: skip
+    parser.add_argument(
         "--workers", type=int, metavar="N",
-        help="serve with `--workers N` (lobby, N fronts, nats-server; nothing pinned): the "
+        help="serve with `--workers N` (lobby, N fronts, nats-server; unpinned unless --pin): the "
         "server's CPU and RSS are its processes' summed, and shown by role",
     )  # fmt: skip
     parser.add_argument("--profile", choices=["py-spy"], help="profile the server in the window")
@@ -1359,13 +1364,12 @@ def main(argv: list[str] | None = None) -> None:
         "(the mix held; else they idle in the lobby)",
     )  # fmt: skip
     args = parser.parse_args(argv)
-    pinned = not args.no_pin and args.workers is None
-    if pinned and (os.cpu_count() or 1) >= 2:
+    if pinned(args) and (os.cpu_count() or 1) >= 2:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {LOAD_CPU})  # keep CPU 0 for the server
     print(
         f"window {args.seconds:.0f} s, {args.clients} load processes, ramp {args.ramp:.0f}/s, "
-        f"server {'on CPU 0, load on CPU 1' if pinned else 'unpinned'}"
+        f"server {'on CPU 0, load on CPU 1' if pinned(args) else 'unpinned'}"
         f"{f', serve --workers {args.workers}' if args.workers is not None else ''}"
         f"{', six-seat tables play again' if args.again else ''}",
         flush=True,
