@@ -18,6 +18,8 @@ neither textual nor asyncssh.
 from __future__ import annotations
 
 import logging
+import time
+from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -51,6 +53,99 @@ class LinkRefused(Exception):
 class UnknownLinkCode(LinkRefused):
     """`Store.link_key` refused a code that is unknown, used up or expired (a wrong guess,
     as far as anyone can tell: `perudo_ssh.ssh.commands` counts them per address)."""
+
+
+class LinkThrottled(LinkRefused):
+    """`link` refused before the code is even looked at: too many wrong codes from this
+    source lately (`LinkThrottle`); `seconds` until it may try again."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            "too many wrong link codes: try again in {seconds} s", seconds=str(seconds)
+        )
+        self.seconds = seconds
+
+
+# ---- the wrong link codes, counted ------------------------------------------------------------
+
+LINK_FAILURES = 10
+"""Wrong link codes one address (an IPv6 address's /64) may try in `LINK_FAILURE_SECONDS`."""
+LINK_FAILURE_SECONDS = 600.0
+"""The window of `LINK_FAILURES`: ten minutes, a link code's life (`store.LINK_CODE_SECONDS`).
+With 32**8 codes, an address then guesses a given live code once in about 10**11 tries; with
+no limit one client tried some 500 a second (and every try is a write to the database)."""
+
+
+class LinkThrottle:
+    """Counts wrong link codes per source (`link_source`): at most `failures` in `seconds`.
+
+    Times are seconds on one monotonic clock, given by the caller. Memory and time stay
+    bounded whatever the number of sources: failures older than the window are forgotten,
+    and while `MAX_SOURCES` sources are being counted, any other one shares the allowance
+    of one more source, `CROWD`."""
+
+    MAX_SOURCES = 4096
+    CROWD = "*"
+
+    def __init__(self, failures: int = LINK_FAILURES, seconds: float = LINK_FAILURE_SECONDS):
+        self.failures = failures
+        self.seconds = seconds
+        self._failed: dict[str, deque[float]] = {}
+        self._pruned = float("-inf")
+
+    def _recent(self, times: deque[float], now: float) -> deque[float]:
+        while times and times[0] <= now - self.seconds:
+            times.popleft()
+        return times
+
+    def _counted_as(self, source: str, now: float) -> str:
+        """`source`, or `CROWD` while `MAX_SOURCES` others are counted (sources with no
+        failure left in the window are forgotten at most once a second)."""
+        if source in self._failed or len(self._failed) < self.MAX_SOURCES:
+            return source
+        if now - self._pruned >= 1.0:
+            self._pruned = now
+            failed = self._failed.items()
+            self._failed = {s: t for s, t in failed if self._recent(t, now)}
+        return source if len(self._failed) < self.MAX_SOURCES else self.CROWD
+
+    def wait(self, source: str, now: float) -> float:
+        """Seconds from `now` until `source` may try a code again (0.0: now)."""
+        times = self._failed.get(self._counted_as(source, now))
+        if times is None or len(self._recent(times, now)) < self.failures:
+            return 0.0
+        return times[-self.failures] + self.seconds - now
+
+    def failed(self, source: str, now: float) -> bool:
+        """`source` tried a wrong code at `now`; True when that was its last one allowed."""
+        counted = self._counted_as(source, now)  # first: it may replace `_failed`
+        times = self._failed.setdefault(counted, deque())
+        self._recent(times, now).append(now)
+        return len(times) == self.failures
+
+
+async def throttled_link(
+    records: Records,
+    throttle: LinkThrottle,
+    code: str,
+    fingerprint: str,
+    source: str,
+    now: float,
+    banned: Collection[str] = (),
+) -> Account:
+    """`records.link_key(code, fingerprint, banned=banned)`, unless `source` (`link_source`)
+    tried too many wrong codes lately: raises `LinkThrottled` then (the code is not looked
+    at), and what `link_key` raises; a wrong code counts against `source` (logged when it
+    was its last one allowed). `now` is the throttle's clock, in seconds."""
+    wait = throttle.wait(source, now)
+    if wait > 0:
+        raise LinkThrottled(wait)
+    try:
+        return await records.link_key(code, fingerprint, banned=banned)
+    except UnknownLinkCode:
+        if throttle.failed(source, now):
+            log.warning("link refused to %s for a while: too many wrong codes", source)
+        raise
 
 
 # ---- rows -----------------------------------------------------------------------------------
@@ -274,7 +369,7 @@ CALLS: dict[str, tuple[Any, Any]] = {
     "account": (tuple[int], Account | None),
     "keys_of": (tuple[int], list[KeyInfo]),
     "new_link_code": (tuple[int], str),
-    "link_key": (tuple[str, str], Account),
+    "link_key": (tuple[str, str, str | None], Account),
     "set_bot": (tuple[int, bool], bool),
     "turn_bell": (tuple[int], bool),
     "set_turn_bell": (tuple[int, bool], None),
@@ -303,7 +398,7 @@ class _Call(msgspec.Struct, frozen=True):
 
 class _Answer(msgspec.Struct, frozen=True):
     value: Any = None
-    error: Literal["link_refused", "unknown_link_code", "failed"] | None = None
+    error: Literal["link_refused", "unknown_link_code", "link_throttled", "failed"] | None = None
     message: str = ""
     args: dict[str, str] = msgspec.field(default_factory=dict)
 
@@ -320,7 +415,8 @@ def records_subject(prefix: str) -> str:
 
 class RemoteRecords:
     """`Records` reached over `bus`: each call a request to `serve_records` in the lobby
-    process. A link's `banned` keys are the lobby's own (it holds the bans)."""
+    process. A link's `banned` keys are the lobby's own (it holds the bans), and so is the
+    count of wrong link codes (`LinkThrottle`, over every front)."""
 
     def __init__(self, bus: Bus, prefix: str = "perudo", timeout: float = TIMEOUT) -> None:
         self.bus = bus
@@ -337,6 +433,8 @@ class RemoteRecords:
             raise UnknownLinkCode(reply.message, **reply.args)
         if reply.error == "link_refused":
             raise LinkRefused(reply.message, **reply.args)
+        if reply.error == "link_throttled":
+            raise LinkThrottled(float(reply.args.get("seconds", "0")))
         if reply.error is not None:
             raise RecordsError(f"{name}: {reply.message}")
         try:
@@ -360,9 +458,16 @@ class RemoteRecords:
         return await self._call("new_link_code", account_id)
 
     async def link_key(
-        self, code: str, fingerprint: str, *, banned: Collection[str] = ()
+        self,
+        code: str,
+        fingerprint: str,
+        *,
+        banned: Collection[str] = (),
+        source: str | None = None,
     ) -> Account:
-        return await self._call("link_key", code, fingerprint)
+        """As `Store.link_key`, the wrong codes of `source` (`link_source`) counted by the
+        lobby over every front (`serve_records`): raises `LinkThrottled` past them."""
+        return await self._call("link_key", code, fingerprint, source)
 
     async def set_bot(self, account_id: int, bot: bool) -> bool:
         return await self._call("set_bot", account_id, bot)
@@ -399,11 +504,14 @@ async def serve_records(
     bus: Bus,
     prefix: str = "perudo",
     banned_keys: Callable[[], Collection[str]] | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Subscription:
     """Answer the fronts' calls (`RemoteRecords`) from `records` (the lobby's store), each in
     its own task: a call not in `CALLS` or with arguments not of its types is answered
     "failed" and changes nothing. `banned_keys` (the lobby's moderation) gives the keys under
-    a ban to `link_key`."""
+    a ban to `link_key`, whose wrong codes are counted here per source over every front
+    (`throttled_link`; `clock` in seconds)."""
+    throttle = LinkThrottle()
 
     async def answer(data: bytes) -> bytes:
         try:
@@ -418,9 +526,16 @@ async def serve_records(
         try:
             if call.name == "link_key":
                 banned = banned_keys() if banned_keys is not None else ()
-                value = await records.link_key(*args, banned=banned)
+                code, fingerprint, source = args
+                value = await throttled_link(
+                    records, throttle, code, fingerprint, source or fingerprint, clock(), banned
+                )
             else:
                 value = await getattr(records, call.name)(*args)
+        except LinkThrottled as throttled:
+            return _encoder.encode(
+                _Answer(error="link_throttled", args={"seconds": str(throttled.seconds)})
+            )
         except UnknownLinkCode as refused:
             return _encoder.encode(
                 _Answer(

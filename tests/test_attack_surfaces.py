@@ -17,15 +17,15 @@ import pytest
 from perudo_ssh import protocol as P
 from perudo_ssh.chat import clean_chat
 from perudo_ssh.i18n import translator
-from perudo_ssh.records import LINK_CODES_PER_ACCOUNT, show_code
-from perudo_ssh.rules.options import OptionsError, options_for
-from perudo_ssh.ssh.commands import (
+from perudo_ssh.records import (
+    LINK_CODES_PER_ACCOUNT,
     LINK_FAILURE_SECONDS,
     LINK_FAILURES,
     LinkThrottle,
-    link_source,
-    run_command,
+    show_code,
 )
+from perudo_ssh.rules.options import OptionsError, options_for
+from perudo_ssh.ssh.commands import link_source, run_command
 from perudo_ssh.store import Store
 from tests.conftest import StoredServer
 from tests.test_lobby_support import connected, running_lobby

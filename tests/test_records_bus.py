@@ -12,8 +12,11 @@ import pytest
 
 from perudo_ssh.bus import Bus
 from perudo_ssh.records import (
+    LINK_FAILURE_SECONDS,
+    LINK_FAILURES,
     Account,
     LinkRefused,
+    LinkThrottled,
     RecordsError,
     RemoteRecords,
     UnknownLinkCode,
@@ -92,6 +95,29 @@ async def test_a_link_refused_comes_back_as_itself_and_the_lobby_gives_the_bans(
     banned.clear()
     assert await remote.link_key(code, "SHA256:laptop") == ana
     assert await store.account_for_key("SHA256:laptop") == ana
+
+
+async def test_wrong_link_codes_are_counted_by_the_lobby_over_every_front(bus: Bus, store: Store):
+    """An address that tried `LINK_FAILURES` wrong codes through one front is refused `link`
+    through another too (the lobby counts them), until the oldest ages out; another address,
+    or a link asked without one (counted by its key), is not."""
+    now = [1000.0]
+    await serve_records(store, bus, clock=lambda: now[0])
+    await bus.flush()
+    one, two = RemoteRecords(bus), RemoteRecords(bus)
+    ana = (await one.claim_key("SHA256:ana", "ana")).account
+    for _ in range(LINK_FAILURES):
+        with pytest.raises(UnknownLinkCode):
+            await one.link_key("NOPE-NOPE", "SHA256:laptop", source="10.0.0.1")
+    code = await two.new_link_code(ana.id)
+    with pytest.raises(LinkThrottled) as throttled:  # the right code, but not looked at
+        await two.link_key(code, "SHA256:laptop", source="10.0.0.1")
+    assert throttled.value.seconds == LINK_FAILURE_SECONDS
+    assert await store.account_for_key("SHA256:laptop") is None
+    assert await two.link_key(code, "SHA256:phone", source="10.0.0.2") == ana
+    now[0] += LINK_FAILURE_SECONDS
+    code = await two.new_link_code(ana.id)
+    assert await two.link_key(code, "SHA256:laptop", source="10.0.0.1") == ana
 
 
 async def test_a_malformed_call_is_refused_and_changes_nothing(bus: Bus, store: Store):

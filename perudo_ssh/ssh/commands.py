@@ -11,7 +11,8 @@
   CODE on its screen (see `screens.account`); any case, with or without the dash, or as
   its two halves (`link abcd efgh`). An address that typed `LINK_FAILURES` wrong
   codes in `LINK_FAILURE_SECONDS` is refused `link` until the oldest of them ages out
-  (`LinkThrottle`), so that codes cannot be guessed by trying them all. A banned key is
+  (`perudo_ssh.records.LinkThrottle`; in a front process the lobby counts them, over every
+  front), so that codes cannot be guessed by trying them all. A banned key is
   refused, and so is an account one of whose keys is banned (a key ban covers its account).
 
 They need a key (a guest is told to sign in with one). Anything else is refused with the list
@@ -26,7 +27,6 @@ import ipaddress
 import logging
 import time
 import weakref
-from collections import deque
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +36,15 @@ import asyncssh
 from perudo_ssh.admission import Admission, SharedCheck
 from perudo_ssh.bans import host_of
 from perudo_ssh.i18n import N_, Translator, language_of, translator
-from perudo_ssh.records import Account, LinkRefused, Records, UnknownLinkCode
+from perudo_ssh.records import (
+    Account,
+    LinkRefused,
+    LinkThrottle,
+    LinkThrottled,
+    Records,
+    RemoteRecords,
+    throttled_link,
+)
 from perudo_ssh.session import LobbySession
 from perudo_ssh.ssh.login import AppFactory, Login
 from perudo_ssh.ssh.play import ProgramRun
@@ -48,12 +56,6 @@ MAX_COMMAND = 200
 """Longest command line read, in characters; longer ones are refused unread."""
 MAX_GAMES_LISTED = 10_000
 """Most games `records` lists."""
-LINK_FAILURES = 10
-"""Wrong link codes one address (an IPv6 address's /64) may try in `LINK_FAILURE_SECONDS`."""
-LINK_FAILURE_SECONDS = 600.0
-"""The window of `LINK_FAILURES`: ten minutes, a link code's life (`store.LINK_CODE_SECONDS`).
-With 32**8 codes, an address then guesses a given live code once in about 10**11 tries; with
-no limit one client tried some 500 a second (and every try is a write to the database)."""
 
 USAGE = N_(
     "perudo-ssh does not run that command. It knows only: records (your games and their "
@@ -73,54 +75,6 @@ PLAY_NEEDS_KEY = N_(
 NEEDS_KEY = N_(
     "Sign in with an SSH key first: guests keep no games and have no account to link to."
 )
-
-
-class LinkThrottle:
-    """Counts wrong link codes per source (`link_source`): at most `failures` in `seconds`.
-
-    Times are seconds on one monotonic clock, given by the caller. Memory and time stay
-    bounded whatever the number of sources: failures older than the window are forgotten,
-    and while `MAX_SOURCES` sources are being counted, any other one shares the allowance
-    of one more source, `CROWD`."""
-
-    MAX_SOURCES = 4096
-    CROWD = "*"
-
-    def __init__(self, failures: int = LINK_FAILURES, seconds: float = LINK_FAILURE_SECONDS):
-        self.failures = failures
-        self.seconds = seconds
-        self._failed: dict[str, deque[float]] = {}
-        self._pruned = float("-inf")
-
-    def _recent(self, times: deque[float], now: float) -> deque[float]:
-        while times and times[0] <= now - self.seconds:
-            times.popleft()
-        return times
-
-    def _counted_as(self, source: str, now: float) -> str:
-        """`source`, or `CROWD` while `MAX_SOURCES` others are counted (sources with no
-        failure left in the window are forgotten at most once a second)."""
-        if source in self._failed or len(self._failed) < self.MAX_SOURCES:
-            return source
-        if now - self._pruned >= 1.0:
-            self._pruned = now
-            failed = self._failed.items()
-            self._failed = {s: t for s, t in failed if self._recent(t, now)}
-        return source if len(self._failed) < self.MAX_SOURCES else self.CROWD
-
-    def wait(self, source: str, now: float) -> float:
-        """Seconds from `now` until `source` may try a code again (0.0: now)."""
-        times = self._failed.get(self._counted_as(source, now))
-        if times is None or len(self._recent(times, now)) < self.failures:
-            return 0.0
-        return times[-self.failures] + self.seconds - now
-
-    def failed(self, source: str, now: float) -> bool:
-        """`source` tried a wrong code at `now`; True when that was its last one allowed."""
-        counted = self._counted_as(source, now)  # first: it may replace `_failed`
-        times = self._failed.setdefault(counted, deque())
-        self._recent(times, now).append(now)
-        return len(times) == self.failures
 
 
 _THROTTLES: weakref.WeakKeyDictionary[Records, LinkThrottle] = weakref.WeakKeyDictionary()
@@ -239,10 +193,16 @@ async def _link(
     clock: Callable[[], float],
     banned_keys: Collection[str],
 ) -> CommandResult:
-    throttle = _THROTTLES.setdefault(store, LinkThrottle())
-    wait = throttle.wait(source, clock())
-    if wait > 0:
-        minutes = max(1, -int(-wait // 60))  # rounded up
+    try:
+        if isinstance(store, RemoteRecords):  # the lobby counts every front's wrong codes
+            account = await store.link_key(code, fingerprint, banned=banned_keys, source=source)
+        else:
+            throttle = _THROTTLES.setdefault(store, LinkThrottle())
+            account = await throttled_link(
+                store, throttle, code, fingerprint, source, clock(), banned_keys
+            )
+    except LinkThrottled as throttled:
+        minutes = max(1, -int(-throttled.seconds // 60))  # rounded up
         return _refuse(
             tr.n_(
                 "Too many wrong link codes from your address: try again in {n} minute.",
@@ -250,11 +210,7 @@ async def _link(
                 minutes,
             )
         )
-    try:
-        account = await store.link_key(code, fingerprint, banned=banned_keys)
     except LinkRefused as refused:
-        if isinstance(refused, UnknownLinkCode) and throttle.failed(source, clock()):
-            logger.warning("link refused to %s for a while: too many wrong codes", source)
         return _refuse(tr._(refused.message, **refused.message_args))
     logger.info("key %s linked to account %s", fingerprint, account.name)
     return CommandResult(
