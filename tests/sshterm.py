@@ -178,6 +178,19 @@ class Terminal:
             self._reader.cancel()
 
 
+async def create_three_seats_one_bot(term: Terminal) -> None:
+    """In the create dialog (`Create a table` shown): seats 4 -> 3, then bots 2 -> 1 (each
+    Select: open, one up, choose), then ctrl+s: the table waits for one more player."""
+    for seats, bots in ((3, 2), (3, 1)):
+        term.send("tab", "enter")
+        await term.wait_for("▲")
+        term.send("up", "enter")
+        shown = re.compile(rf"Seats\s+{seats} .*Bots\s+{bots} ")
+        await term.wait_for(lambda t, shown=shown: shown.search(t) is not None)
+    term.send("\x13")  # ctrl+s: create
+    await term.wait_for("Waiting for 1 more player")
+
+
 def find(pattern: str, text: str) -> re.Match | None:
     """The first match of `pattern` in the screen text, line by line."""
     return re.search(pattern, text, re.MULTILINE)

@@ -11,7 +11,7 @@ import asyncssh
 import pytest
 
 from perudo_ssh import protocol
-from tests.sshterm import Terminal
+from tests.sshterm import Terminal, create_three_seats_one_bot
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]  # the quick loop: -m "not slow"
 
@@ -56,17 +56,7 @@ async def test_two_players_and_a_bot_play_a_whole_game_over_ssh(game_server):
         await ana.wait_for("welcome, ana")
         ana.send("c")
         await ana.wait_for("Create a table")
-        # seats 4 -> 3, then bots 2 -> 1 (each Select: open, one up, choose)
-        ana.send("tab", "enter")
-        await ana.wait_for("▲")
-        ana.send("up", "enter")
-        await ana.wait_for(lambda t: re.search(r"Seats\s+3 .*Bots\s+2 ", t) is not None)
-        ana.send("tab", "enter")
-        await ana.wait_for("▲")
-        ana.send("up", "enter")
-        await ana.wait_for(lambda t: re.search(r"Seats\s+3 .*Bots\s+1 ", t) is not None)
-        ana.send("\x13")  # ctrl+s: create
-        await ana.wait_for("Waiting for 1 more player")
+        await create_three_seats_one_bot(ana)
         await ben.wait_for(lambda t: re.search(r"1\s+ana.*classic\s+2/3", t) is not None)
         ben.send("enter")
         await ben.wait_for("ben (you)")

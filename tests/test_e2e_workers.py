@@ -21,7 +21,7 @@ import asyncssh
 import pytest
 
 from perudo_ssh.bus.nats_bus import LocalNatsServer, free_port
-from tests.sshterm import Terminal
+from tests.sshterm import Terminal, create_three_seats_one_bot
 from tests.test_e2e_game import CUP, play_until_over
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
@@ -138,16 +138,7 @@ async def table_of_three(ana: Terminal, ben: Terminal) -> None:
     await ana.wait_for("welcome, ana")
     ana.send("c")
     await ana.wait_for("Create a table")
-    ana.send("tab", "enter")  # seats 4 -> 3, then bots 2 -> 1
-    await ana.wait_for("▲")
-    ana.send("up", "enter")
-    await ana.wait_for(lambda t: re.search(r"Seats\s+3 .*Bots\s+2 ", t) is not None)
-    ana.send("tab", "enter")
-    await ana.wait_for("▲")
-    ana.send("up", "enter")
-    await ana.wait_for(lambda t: re.search(r"Seats\s+3 .*Bots\s+1 ", t) is not None)
-    ana.send("\x13")  # ctrl+s: create
-    await ana.wait_for("Waiting for 1 more player")
+    await create_three_seats_one_bot(ana)
     await ben.wait_for(lambda t: re.search(r"1\s+ana.*classic\s+2/3", t) is not None)
     ben.send("enter")
     await ben.wait_for(lambda t: "(you)" in t and "Your dice" in t)

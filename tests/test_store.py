@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from perudo_ssh import store as store_module
 from perudo_ssh.names import claimable_name
 from perudo_ssh.records import LINK_CODE_SECONDS, Account, GamePlayer, LinkRefused, NewGame
 from perudo_ssh.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError, migrate, schema_version
+from perudo_ssh.store import schema as store_schema
 
 SCRIPT = Path(sys.executable).with_name("perudo-ssh")
 
@@ -193,7 +193,7 @@ async def test_a_failing_migration_changes_nothing(tmp_path, monkeypatch):
         migrate(conn, to=1)
     conn.close()
     broken = (MIGRATIONS[0], "CREATE TABLE bans (id INTEGER PRIMARY KEY); SELECT nonsense FROM x;")
-    monkeypatch.setattr(store_module, "MIGRATIONS", broken)
+    monkeypatch.setattr(store_schema, "MIGRATIONS", broken)
     with pytest.raises(StoreError, match="no such table: x"):
         await Store.open(db)
     with sqlite3.connect(db) as conn:
