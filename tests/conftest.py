@@ -26,7 +26,7 @@ Lobby.check_summaries = True  # every lobby of the tests checks the lines it kee
 @pytest.fixture(autouse=True)
 def _every_table_change_marked() -> None:
     """A table that changed without being marked (so its lobby line would go stale:
-    `Lobby._summary`), or who is online without `Lobby._online_changed`, fails the test
+    `broadcast.summary`), or who is online without `Lobby.online_changed`, fails the test
     that changed it."""
     Lobby.unmarked_changes.clear()
     yield

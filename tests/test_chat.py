@@ -8,7 +8,7 @@ import pytest
 
 from perudo_ssh import protocol as P
 from perudo_ssh.chat import HISTORY, MAX_CHAT_LENGTH, MAX_RAW_LENGTH, RateLimit, clean_chat
-from perudo_ssh.lobby import Lobby
+from perudo_ssh.lobby import chat as lobby_chat
 from tests.test_lobby_support import Player, connected, play_randomly, running_lobby
 
 # ---- clean_chat --------------------------------------------------------------------------
@@ -244,7 +244,7 @@ async def test_empty_and_long_lines_are_refused_and_not_counted() -> None:
 
 async def test_the_mute_hook_refuses_and_changes_nothing(monkeypatch) -> None:
     muted: dict[str, str] = {}
-    monkeypatch.setattr(Lobby, "_muted", lambda self, client: muted.get(client.name))
+    monkeypatch.setattr(lobby_chat, "muted", lambda lobby, client: muted.get(client.name))
     async with running_lobby() as lobby:
         ana = await connected(lobby, "ana")
         ben = await connected(lobby, "ben")

@@ -10,6 +10,7 @@ import re
 import pytest
 
 from perudo_ssh import protocol as P
+from perudo_ssh.lobby import commands as lobby_commands
 from screens.app import PerudoApp
 from tests.sshterm import Terminal
 from tests.test_lobby_support import connected, running_lobby
@@ -63,14 +64,14 @@ async def test_a_command_that_fails_in_the_lobby_is_refused_to_its_sender_only(
 ) -> None:
     async with running_lobby() as lobby:
         ana, ben = await connected(lobby, "ana"), await connected(lobby, "ben")
-        handle = lobby._on_command
+        handle = lobby_commands.on_command
 
-        def fail_for_ben(client, command) -> None:
+        def fail_for_ben(lobby, client, command) -> None:
             if client.name == "ben" and isinstance(command, P.CreateTable):
                 raise RuntimeError("ben's table broke")
-            handle(client, command)
+            handle(lobby, client, command)
 
-        monkeypatch.setattr(lobby, "_on_command", fail_for_ben)
+        monkeypatch.setattr(lobby_commands, "on_command", fail_for_ben)
         with caplog.at_level(logging.ERROR, logger="perudo_ssh.lobby"):
             ben.send(P.CreateTable(seats=2, bots=0))
             refused = await ben.expect(P.Refused)

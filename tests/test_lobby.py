@@ -10,6 +10,7 @@ import sys
 
 from perudo_ssh import lobby as lobby_module
 from perudo_ssh import protocol as P
+from perudo_ssh.lobby import commands as lobby_commands
 from tests.test_lobby_support import Player, connected, play_randomly, running_lobby
 
 
@@ -183,7 +184,7 @@ async def test_exception_in_a_handler_does_not_kill_the_actor(monkeypatch, caplo
             raise RuntimeError("boom")
 
         with caplog.at_level(logging.ERROR, logger="perudo_ssh.lobby"):
-            monkeypatch.setattr(lobby, "_create", boom)
+            monkeypatch.setattr(lobby_commands, "create_table", boom)
             ana.send(P.CreateTable())
             assert (await ana.expect(P.Refused)).code == "bad_command"
         assert any("boom" in (r.exc_text or "") for r in caplog.records)

@@ -25,7 +25,8 @@ from perudo_ssh.lobby.table import Refusal, Table
 from perudo_ssh.logs import log_event
 
 if TYPE_CHECKING:
-    from perudo_ssh.lobby.actor import Client, Lobby
+    from perudo_ssh.lobby.actor import Lobby
+    from perudo_ssh.lobby.clients import Client
 
 log = logging.getLogger(__name__)
 

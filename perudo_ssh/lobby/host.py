@@ -14,7 +14,7 @@ Faults (issue 12, item 4):
   disconnected, so their seats are held by the grace rule (issue 5). If it is heard again,
   its heartbeat names sessions the lobby no longer has and the host asks it to attach them
   again (`ToFront.again`): a player with an identity is seated back (`Lobby.connect`'s
-  `_take_back_seat`);
+  `sessions.take_back_seat`);
 - a restarted lobby (a new `relay.LobbyAlive.incarnation`) is told every session again by
   the fronts, the same way;
 - while the host's own bus connection is down, no front is timed out.
