@@ -31,6 +31,7 @@ import pytest
 from perudo_ssh import protocol
 from perudo_ssh.i18n import translator
 from perudo_ssh.lobby import Lobby
+from perudo_ssh.lobby.snapshot import restore_table
 from perudo_ssh.lobby.table import Table
 from perudo_ssh.record import decode_record
 from perudo_ssh.referee import verdict_of
@@ -598,7 +599,7 @@ async def test_sigterm_mid_round_saves_the_game_a_restart_seats_the_player_a_kil
         await ana.wait_for(lambda _: SAVED_GOODBYE.encode() in ana.raw)
 
         (row,) = _unfinished(tmp_path / "perudo.db")
-        saved, _ = Table.restore(row[1].encode())
+        saved, _ = restore_table(row[1].encode())
         assert saved.state is not None and saved.status == "playing"
         me = seat_named(saved, "ana")
         assert saved.state.hidden[me] == shown  # what she saw is what was saved
@@ -629,7 +630,7 @@ async def test_sigterm_mid_round_saves_the_game_a_restart_seats_the_player_a_kil
         served.process.kill()
         await _kill(served)
         (row,) = _unfinished(tmp_path / "perudo.db")
-        again, _ = Table.restore(row[1].encode())
+        again, _ = restore_table(row[1].encode())
         assert again.log is not None and again.id == saved.id
         assert PlaceBid(seat=me, bid=bid) in again.log.rounds[len(saved.log.rounds) - 1].actions
     finally:

@@ -16,7 +16,7 @@ import pytest
 from perudo_ssh import protocol as P
 from perudo_ssh.bots import automatic_move
 from perudo_ssh.lobby import Lobby
-from perudo_ssh.lobby.table import Table
+from perudo_ssh.lobby.snapshot import restore_table
 from perudo_ssh.rules import (
     Bid,
     Call,
@@ -263,10 +263,10 @@ async def test_every_accepted_move_is_saved_before_anyone_sees_it():
             while not player.session.outbox.empty():
                 event = P.decode_event(player.session.outbox.get_nowait())
                 assert not (isinstance(event, P.TableState) and event.game.bids), event
-        assert Table.restore(saved[tid])[0].state.bids == ()
+        assert restore_table(saved[tid])[0].state.bids == ()
         gate.set()
         seen = await ana.expect(P.TableState, lambda e: e.game.bids)
-        assert Table.restore(saved[tid])[0].state == table.state
+        assert restore_table(saved[tid])[0].state == table.state
         assert seen.game.bids[0].bid == bid
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from perudo_ssh import protocol as P
 from perudo_ssh.lobby import Lobby
-from perudo_ssh.lobby.table import Table
+from perudo_ssh.lobby.snapshot import restore_table
 from perudo_ssh.rules import legal_bids
 from perudo_ssh.store import Store
 from tests.test_lobby_resilience import with_key
@@ -60,7 +60,7 @@ async def test_a_table_whose_save_fails_is_paused_shows_nothing_and_resumes_once
     async with running_lobby(persist=persist, timer_scale=1.0) as lobby:
         table, mover, other = await _game(lobby)
         key = table.save_key
-        assert Table.restore(saved[key])[0].state == table.state
+        assert restore_table(saved[key])[0].state == table.state
         before = table.state
         bid = legal_bids(table.state, table.state.turn)[0]
         full = True
@@ -73,7 +73,7 @@ async def test_a_table_whose_save_fails_is_paused_shows_nothing_and_resumes_once
         assert lobby.unsaved == {table.id}
         assert "turn" not in lobby._timers.get(table.id, {})  # its clock stopped
         # a crash now loses only what nobody saw
-        assert Table.restore(saved[key])[0].state == before
+        assert restore_table(saved[key])[0].state == before
         # the table takes no move meanwhile, and says why
         other.send(P.MakeCall(call="dudo"))
         refused = await other.expect(P.Refused)
@@ -93,7 +93,7 @@ async def test_a_table_whose_save_fails_is_paused_shows_nothing_and_resumes_once
             # told first, then shown the table as it is
             assert any(isinstance(e, P.Notice) and e.text == P.SAVE_RESUMED for e in player.events)
         assert lobby.unsaved == set()
-        assert Table.restore(saved[key])[0].state == table.state
+        assert restore_table(saved[key])[0].state == table.state
         # and the game goes on
         other.send(P.MakeCall(call="dudo"))
         await other.expect(P.TableState, lambda e: e.game.phase == "rolling")
@@ -175,14 +175,14 @@ async def test_with_a_real_full_disk_no_game_is_lost_after_a_crash(tiny_disk: Pa
             ((snapshot,),) = on_disk.execute("SELECT snapshot FROM unfinished_tables")
         finally:
             on_disk.close()
-        assert Table.restore(snapshot.encode())[0].state == shown
+        assert restore_table(snapshot.encode())[0].state == shown
         assert shown != table.state
         # room again: the game is saved and goes on
         (tiny_disk / "filler").unlink()
         await mover.expect(P.Notice, lambda e: e.text == P.SAVE_RESUMED)
         assert lobby.unsaved == set()
         ((_key, snapshot),) = await store.unfinished_tables()
-        assert Table.restore(snapshot)[0].state == table.state
+        assert restore_table(snapshot)[0].state == table.state
     finally:
         await lobby.stop()
         await store.close()

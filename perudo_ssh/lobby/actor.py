@@ -47,6 +47,7 @@ from perudo_ssh.lobby.broadcast import OnlineLists
 from perudo_ssh.lobby.clients import Client, Connecting, Rated, TimerFired
 from perudo_ssh.lobby.moderation import Moderation
 from perudo_ssh.lobby.saving import SAVE_RETRY, SaveRetry
+from perudo_ssh.lobby.snapshot import restore_table
 from perudo_ssh.lobby.table import GameLog, Refusal, Table
 from perudo_ssh.logs import log_event
 from perudo_ssh.session import Disconnected, FromSession, LobbySession
@@ -70,7 +71,7 @@ class _Stop:
 
 
 Persist = Callable[[Mapping[int, bytes | None]], Awaitable[None]]
-"""Saves table snapshots: table id -> `Table.snapshot()` bytes, or None (forget that table);
+"""Saves table snapshots: table id -> `snapshot.save_table` bytes, or None (forget that table);
 returns once they are safe (`Store.save_tables`)."""
 
 MakeSession = Callable[[int, str, Callable[[object], None], str | None], LobbySession]
@@ -186,8 +187,9 @@ class Lobby:
 
     def restore(self, snapshots: Iterable[tuple[int, bytes]]) -> list[int]:
         """Put back the games saved by `persist` (save key, snapshot), before `start` (issue
-        5, item 3): each table exactly as saved (`Table.restore`), every seat of a player with
-        an identity held for them for the table's grace period, every timer restarted. A game
+        5, item 3): each table exactly as saved (`snapshot.restore_table`), every seat of a
+        player with an identity held for them for the table's grace period, every timer
+        restarted. A game
         saved finished but not yet stored (the server stopped in between) is handed to
         `on_game_over` once started. A snapshot that cannot be read is logged and left alone.
         Returns the ids of the tables restored."""
@@ -198,7 +200,7 @@ class Lobby:
         for key, data in snapshots:
             keys.append(key)
             try:
-                table, paused = Table.restore(data)
+                table, paused = restore_table(data)
             except Exception:
                 log.exception("lobby: could not restore table %d", key)
                 continue

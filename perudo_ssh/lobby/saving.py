@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from perudo_ssh import protocol
 from perudo_ssh.lobby import flow
+from perudo_ssh.lobby.snapshot import save_table
 from perudo_ssh.logs import log_event
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ async def save(lobby: Lobby) -> bool:
         if saving is None:
             continue
         try:
-            snapshot = table.snapshot(paused=tid in lobby.paused)
+            snapshot = save_table(table, paused=tid in lobby.paused)
         except Exception:
             log.exception("lobby: could not snapshot table %d", tid)
             continue

@@ -112,9 +112,10 @@ CREATE INDEX accounts_skeleton ON accounts(name_skeleton);
 """
 
 # Unfinished games (issue 5, item 3): each game in play as saved after every accepted move
-# (`perudo_ssh.lobby.table.TableSnapshot` JSON, hidden dice included: the database is the server's
-# own), deleted in the transaction that stores it once finished (`add_game(..., forget=)`),
-# or when its table closes mid-game; restored when the server starts.
+# (`perudo_ssh.lobby.snapshot.TableSnapshot` JSON, hidden dice included: the database is the
+# server's own), deleted in the transaction that stores it once finished
+# (`add_game(..., forget=)`), or when its table closes mid-game; restored when the server
+# starts.
 _V4 = """
 CREATE TABLE unfinished_tables (
     id INTEGER PRIMARY KEY,                 -- the game's save key (one per game, not a table id)
