@@ -16,7 +16,8 @@ import random
 import pytest
 
 from perudo_ssh import protocol as P
-from perudo_ssh.lobby.table import GameLog, Table
+from perudo_ssh.lobby.game_log import GameLog
+from perudo_ssh.lobby.table import Table
 from perudo_ssh.record import decode_record, encode_record
 from perudo_ssh.referee import verdict_of
 from perudo_ssh.rules import (

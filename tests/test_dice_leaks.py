@@ -36,7 +36,7 @@ import pytest
 
 from perudo_ssh import bots, protocol
 from perudo_ssh.lobby import Lobby
-from perudo_ssh.lobby.table import GameLog
+from perudo_ssh.lobby.game_log import GameLog
 from perudo_ssh.logs import setup_logging
 from perudo_ssh.rules import Resign, Roll, RoundResult, apply, new_game
 from perudo_ssh.session import LobbySession

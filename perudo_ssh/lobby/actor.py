@@ -45,10 +45,11 @@ from perudo_ssh.lobby import broadcast, commands, flow, saving, sessions
 from perudo_ssh.lobby.admin import AdminCommands
 from perudo_ssh.lobby.broadcast import OnlineLists
 from perudo_ssh.lobby.clients import Client, Connecting, Rated, TimerFired
+from perudo_ssh.lobby.game_log import GameLog
 from perudo_ssh.lobby.moderation import Moderation
 from perudo_ssh.lobby.saving import SAVE_RETRY, SaveRetry
 from perudo_ssh.lobby.snapshot import restore_table
-from perudo_ssh.lobby.table import GameLog, Refusal, Table
+from perudo_ssh.lobby.table import Refusal, Table
 from perudo_ssh.logs import log_event
 from perudo_ssh.session import Disconnected, FromSession, LobbySession
 

@@ -26,7 +26,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from perudo_ssh import ratings
-from perudo_ssh.lobby.table import GameLog, Table
+from perudo_ssh.lobby.game_log import GameLog
+from perudo_ssh.lobby.table import Table
 from perudo_ssh.names import claimable_name
 from perudo_ssh.ratings import finishing_order
 from perudo_ssh.record import encode_record

@@ -8,7 +8,8 @@ from __future__ import annotations
 import msgspec
 
 from perudo_ssh import bots, protocol
-from perudo_ssh.lobby.table import GameLog, RoundLog, Seat, Table
+from perudo_ssh.lobby.game_log import GameLog, RoundLog
+from perudo_ssh.lobby.table import Seat, Table
 from perudo_ssh.rules import Action, Options, Resign
 
 
