@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 from pathlib import Path
 
 from perudo_ssh.admission import Connections, SessionCounts
@@ -29,6 +28,7 @@ from perudo_ssh.front.server import SHUTDOWN_GRACE, close_connections, start_fro
 from perudo_ssh.i18n import N_
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.records import RemoteRecords
+from perudo_ssh.stopping import stop_signals
 
 log = logging.getLogger(__name__)
 
@@ -77,22 +77,15 @@ async def run_front(
         tune_collector()
         collector = PacedCollector()
         collector.start()
-        stop = stop or asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        log.info(
-            "perudo-ssh front %s listening on %s:%d (lobby on %s)",
-            remote.front,
-            host,
-            acceptor.get_port(),
-            nats.url,
-        )
-        try:
-            await stop.wait()
-        finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
+        async with stop_signals(stop) as stopping:
+            log.info(
+                "perudo-ssh front %s listening on %s:%d (lobby on %s)",
+                remote.front,
+                host,
+                acceptor.get_port(),
+                nats.url,
+            )
+            await stopping.wait()
         log.info("stopping")
         acceptor.close()
         try:

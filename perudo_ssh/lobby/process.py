@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 from pathlib import Path
 
 from perudo_ssh.bus.nats_bus import NatsBus, NatsOptions
@@ -23,6 +22,7 @@ from perudo_ssh.lobby.archive import GameArchive, shown_ratings, update_ratings
 from perudo_ssh.lobby.host import LobbyHost
 from perudo_ssh.lobby.moderation import AdminList
 from perudo_ssh.records import serve_records
+from perudo_ssh.stopping import stop_signals
 from perudo_ssh.store import DEFAULT_PATH, Store
 
 log = logging.getLogger(__name__)
@@ -89,16 +89,9 @@ async def run_lobby(
         )
         await host.start()
         await serve_records(store, bus, prefix, banned_keys=lobby.moderation.banned_keys)
-        stop = stop or asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        log.info("perudo-ssh lobby serving on %s (subjects %s.*)", nats.url, prefix)
-        try:
-            await stop.wait()
-        finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
+        async with stop_signals(stop) as stopping:
+            log.info("perudo-ssh lobby serving on %s (subjects %s.*)", nats.url, prefix)
+            await stopping.wait()
         log.info("stopping")
     finally:
         try:
