@@ -216,6 +216,44 @@ async def test_a_restarted_lobby_is_told_every_live_session_again(memory_bus):
         await lobby.stop()
 
 
+async def test_who_sent_a_command_to_a_lobby_that_died_is_told_it_may_not_have_reached_it(
+    memory_bus,
+):
+    """A lobby that dies takes nothing more, and a command sent before the fronts notice may
+    have gone to it: once a restarted lobby is heard, its sender (only) is told to check and
+    do it again."""
+    bus = memory_bus
+    lobby = Lobby(bot_delay=(0.0, 0.0), rng=random.Random(1))
+    lobby.start()
+    host = LobbyHost(lobby, bus, heartbeat=0.05)
+    await host.start()
+    front = RemoteLobby(bus, heartbeat=0.05)
+    await front.start()
+    again = LobbyHost(Lobby(bot_delay=(0.0, 0.0), rng=random.Random(2)), bus, heartbeat=0.05)
+    try:
+        ana, ben = await connected(front, "ana"), await connected(front, "ben")
+        # the lobby process dies (kill -9): it hears nothing more and says nothing more
+        assert host._subscription is not None
+        await host._subscription.stop()
+        for task in host._tasks:
+            task.cancel()
+        ana.send(P.Say(text="anyone there?"))
+        await until(lambda: front.sessions[ana.session.id].sent_at > 0, "ana's line sent")
+        again.lobby.start()
+        await again.start()  # a new incarnation: the front attaches ana and ben again
+        told = await ana.expect(P.Notice, lambda e: e.text == remote_module.MAYBE_LOST)
+        assert told.args == {}
+        await ben.expect(P.Welcome)  # attached again: what the front told ben came before
+        assert not any(
+            isinstance(e, P.Notice) and e.text == remote_module.MAYBE_LOST for e in ben.events
+        )
+    finally:
+        await front.stop()
+        await again.stop()
+        await again.lobby.stop()
+        await lobby.stop()
+
+
 async def _connect_soon(front: RemoteLobby, name: str) -> Player:
     player = Player.__new__(Player)
     player.session = front.connect(name)

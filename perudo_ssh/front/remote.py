@@ -15,10 +15,11 @@ sessions are attached again, and a player with an identity is seated back. While
 cannot be reached (the bus is down, or no `LobbyAlive` for `LOBBY_SILENT` heartbeats), what
 the sessions send is held here, and sent once the lobby is heard again — after the
 sessions are attached again if it restarted — so a command is never sent where nobody can
-take it; the players are told "reconnecting…" after a second, and "reconnected". Once the
-bus is back each session is sent its whole state again (`relay.Refresh`), as events may
-have been lost meanwhile (its chat lines too: the chat history comes with it). Imports
-neither textual nor asyncssh.
+take it (one sent in the seconds before a dead lobby is noticed may have gone to it: its
+sender is told so, `MAYBE_LOST`, once the restarted lobby is heard); the players are told
+"reconnecting…" after a second, and "reconnected". Once the bus is back each session is sent
+its whole state again (`relay.Refresh`), as events may have been lost meanwhile (its chat
+lines too: the chat history comes with it). Imports neither textual nor asyncssh.
 """
 
 from __future__ import annotations
@@ -46,6 +47,13 @@ RECONNECTING = N_("The connection to the lobby is lost: reconnecting…")
 """Told to every session when the bus has been down for `RECONNECTING_AFTER` seconds."""
 RECONNECTED = N_("Reconnected to the lobby.")
 """Told to them once it is back."""
+MAYBE_LOST = N_(
+    "The lobby restarted: what you did in the last seconds may not have reached it. If it is "
+    "not shown, do it again."
+)
+"""Told, once a restarted lobby is heard, to each session that sent a command after the old
+lobby was last heard: it went to a lobby that may have died before taking it (a move it
+took is saved before anyone is shown it, so a move shown is never lost)."""
 RECONNECTING_AFTER = 1.0
 """Seconds the bus may be down before the players are told."""
 LOBBY_SILENT = 3.0
@@ -57,9 +65,11 @@ BANS_WAIT = 5.0
 
 
 class _FrontSession(LobbySession):
-    """A session of this front; `attach` is what attaches it at the lobby."""
+    """A session of this front; `attach` is what attaches it at the lobby, `sent_at` the
+    loop time its last command left for the lobby (0.0: none yet)."""
 
     attach: relay.Attach
+    sent_at: float = 0.0
 
 
 class RemoteLobby:
@@ -221,6 +231,12 @@ class RemoteLobby:
             return
         if self._items:
             items, self._items = self._items, []
+            now = asyncio.get_running_loop().time()
+            for item in items:
+                if isinstance(item, relay.Command):
+                    session = self.sessions.get(item.local)
+                    if session is not None:
+                        session.sent_at = now
             self._sending.put_nowait(
                 relay.encode(relay.FromFront(front=self.front, items=tuple(items)))
             )
@@ -279,7 +295,7 @@ class RemoteLobby:
         except (msgspec.DecodeError, msgspec.ValidationError):
             return
         self._lobby_seen.set()
-        self._last_alive = asyncio.get_running_loop().time()
+        last_heard, self._last_alive = self._last_alive, asyncio.get_running_loop().time()
         if alive.bans != self._bans_version and self._bans_asked is None:
             self._bans_asked = asyncio.get_running_loop().create_task(self._ask_bans(alive.bans))
         if alive.incarnation != self.lobby_incarnation:
@@ -297,6 +313,9 @@ class RemoteLobby:
                     if local not in held
                 ]
                 self._items[:0] = again
+                for session in self.sessions.values():
+                    if session.sent_at >= last_heard:
+                        self._deliver_here(session.id, protocol.Notice(text=MAYBE_LOST))
         if not self._lobby_here:
             self._found()
 
