@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -29,7 +30,50 @@ from perudo_ssh.logs import setup_logging
 
 if TYPE_CHECKING:
     from perudo_ssh.bus.nats_bus import NatsOptions
-from perudo_ssh.referee import read_record, referee_command
+from perudo_ssh.record import MalformedRecord, Record, decode_record
+from perudo_ssh.referee import USAGE, encode_verdict, verdict_of
+
+
+def read_record(command: str, source: str, options: bool = False) -> Record | None:
+    """The record in file `source` (`-`: standard input) for `perudo-ssh COMMAND`, or None
+    after one line on stderr saying why not (unreadable, malformed; with `options`, rules
+    that are not rules too)."""
+    try:
+        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    except OSError as exc:
+        print(f"perudo-ssh {command}: cannot read {source}: {exc.strerror}", file=sys.stderr)
+        return None
+    try:
+        record = decode_record(data)
+        if options:
+            record.options  # noqa: B018 - raises MalformedRecord for rules that are not rules
+    except MalformedRecord as exc:
+        print(f"perudo-ssh {command}: malformed record: {exc}", file=sys.stderr)
+        return None
+    return record
+
+
+def referee_command(argv: Sequence[str]) -> int:
+    """`perudo-ssh referee RECORD.json|-`: print the verdict on stdout (RECORD.md).
+
+    Returns the exit status: 0 the record is legal, 1 it breaks a rule (the verdict says
+    where), 2 it is not a record (unreadable, not JSON, malformed) or the arguments are
+    wrong — then one line on stderr and nothing on stdout.
+    """
+    if list(argv) in (["-h"], ["--help"]):
+        print(USAGE)
+        return 0
+    if len(argv) != 1:
+        print(USAGE, file=sys.stderr)
+        return 2
+    record = read_record("referee", argv[0])
+    if record is None:
+        return 2
+    verdict = verdict_of(record)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(encode_verdict(verdict) + b"\n")
+    sys.stdout.flush()
+    return 0 if verdict.legal else 1
 
 
 def analyse_command(source: str) -> int:
@@ -343,9 +387,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status."""
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
-    if args.command == "referee":
-        return referee_command([args.record])
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["referee"]:  # its own arguments: wrong ones are one line (RECORD.md)
+        return referee_command(argv[1:])
+    args = _parser().parse_args(argv)
     if args.command == "analyse":
         return analyse_command(args.record)
     if args.command == "admin":

@@ -16,15 +16,13 @@ are judged exactly as RECORD.md says.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Final, Literal
 
 import msgspec
 from msgspec import UNSET
 
-from perudo_ssh.record import MalformedRecord, Record, decode_record, engine_action, engine_roll
+from perudo_ssh.record import Record, engine_action, engine_roll
 from perudo_ssh.rules import Bid, Resign, RoundResult, RuleError, State, apply, new_game
 
 FORMAT: Final = "perudo-verdict/1"
@@ -211,49 +209,3 @@ def verdict_of(record: Record) -> Verdict:
 def encode_verdict(verdict: Verdict) -> bytes:
     """The verdict as indented JSON bytes, without a trailing newline."""
     return msgspec.json.format(msgspec.json.encode(verdict), indent=2)
-
-
-def read_record(command: str, source: str, options: bool = False) -> Record | None:
-    """The record in file `source` (`-`: standard input) for `perudo-ssh COMMAND`, or None
-    after one line on stderr saying why not (unreadable, malformed; with `options`, rules
-    that are not rules too)."""
-    try:
-        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
-    except OSError as exc:
-        print(f"perudo-ssh {command}: cannot read {source}: {exc.strerror}", file=sys.stderr)
-        return None
-    try:
-        record = decode_record(data)
-        if options:
-            record.options  # noqa: B018 - raises MalformedRecord for rules that are not rules
-    except MalformedRecord as exc:
-        print(f"perudo-ssh {command}: malformed record: {exc}", file=sys.stderr)
-        return None
-    return record
-
-
-def referee_command(argv: Sequence[str]) -> int:
-    """`perudo-ssh referee RECORD.json|-`: print the verdict on stdout (RECORD.md).
-
-    Returns the exit status: 0 the record is legal, 1 it breaks a rule (the verdict says
-    where), 2 it is not a record (unreadable, not JSON, malformed) or the arguments are
-    wrong — then one line on stderr and nothing on stdout.
-    """
-    if list(argv) in (["-h"], ["--help"]):
-        print(USAGE)
-        return 0
-    if len(argv) != 1:
-        print(USAGE, file=sys.stderr)
-        return 2
-    record = read_record("referee", argv[0])
-    if record is None:
-        return 2
-    verdict = verdict_of(record)
-    sys.stdout.flush()
-    sys.stdout.buffer.write(encode_verdict(verdict) + b"\n")
-    sys.stdout.flush()
-    return 0 if verdict.legal else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(referee_command(sys.argv[1:]))

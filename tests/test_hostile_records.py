@@ -315,7 +315,7 @@ def test_the_referee_command_never_shows_a_traceback(data: bytes) -> None:
         file.write(data)
         file.flush()
         done = subprocess.run(
-            [sys.executable, "-m", "perudo_ssh.referee", file.name],
+            [sys.executable, "-m", "perudo_ssh", "referee", file.name],
             capture_output=True,
             cwd=ROOT,
             timeout=20,

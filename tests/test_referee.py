@@ -47,7 +47,7 @@ def run_referee(record: Any, tmp_path: Path, *, stdin: bool = False) -> tuple[in
         path.write_bytes(data)
         args, feed = [str(path)], None
     done = subprocess.run(
-        [sys.executable, "-m", "perudo_ssh.referee", *args],
+        [sys.executable, "-m", "perudo_ssh", "referee", *args],
         input=feed,
         capture_output=True,
         cwd=ROOT,
@@ -360,7 +360,7 @@ def test_malformed_from_standard_input(tmp_path: Path) -> None:
 def test_missing_file_and_bad_arguments() -> None:
     for args in (["/nonexistent/record.json"], [], ["a.json", "b.json"]):
         done = subprocess.run(
-            [sys.executable, "-m", "perudo_ssh.referee", *args],
+            [sys.executable, "-m", "perudo_ssh", "referee", *args],
             capture_output=True,
             cwd=ROOT,
             timeout=20,

@@ -88,7 +88,7 @@ def run_referee(data: bytes, *args: str, console: bool = False) -> tuple[int, st
     if console:
         command = [str(Path(sys.executable).parent / "perudo-ssh"), "referee"]
     else:
-        command = [sys.executable, "-m", "perudo_ssh.referee"]
+        command = [sys.executable, "-m", "perudo_ssh", "referee"]
     done = subprocess.run(
         [*command, *(args or ("-",))], input=data, capture_output=True, cwd=ROOT, timeout=30
     )
