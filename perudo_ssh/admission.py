@@ -137,12 +137,14 @@ class SessionCounts:
         most = limits.max_sessions_per_key
         if most and fingerprint is not None and self._by_key[fingerprint] >= most:
             return SessionRefusal("key_full", KEY_FULL, {"limit": most})
-        return self.count(address, fingerprint)
+        return self._counted(group, fingerprint)
 
     def count(self, address: str | None, fingerprint: str | None) -> Admission:
         """Count one more session whatever the limits (one admitted before, attached again to
         a restarted lobby)."""
-        group = address_group(address)
+        return self._counted(address_group(address), fingerprint)
+
+    def _counted(self, group: str | None, fingerprint: str | None) -> Admission:
         self.total += 1
         if group is not None:
             self._by_address[group] += 1

@@ -187,12 +187,18 @@ async def test_a_front_lost_has_its_seats_held_and_gets_them_back_when_heard_aga
         assert mine.game is not None and mine.game.seats[0].hidden is not None
 
 
-async def test_a_restarted_lobby_is_told_every_live_session_again(memory_bus):
-    bus = memory_bus
-    lobby = Lobby(bot_delay=(0.0, 0.0), rng=random.Random(1))
+async def _hosted(bus: Bus, seed: int) -> tuple[Lobby, LobbyHost]:
+    """A started lobby and its host on `bus` (a lobby process, as far as the fronts know)."""
+    lobby = Lobby(bot_delay=(0.0, 0.0), rng=random.Random(seed))
     lobby.start()
     host = LobbyHost(lobby, bus, heartbeat=0.05)
     await host.start()
+    return lobby, host
+
+
+async def test_a_restarted_lobby_is_told_every_live_session_again(memory_bus):
+    bus = memory_bus
+    lobby, host = await _hosted(bus, 1)
     front = RemoteLobby(bus, heartbeat=0.05)
     await front.start()
     try:
@@ -202,10 +208,7 @@ async def test_a_restarted_lobby_is_told_every_live_session_again(memory_bus):
         goodbye = await ana.next()
         assert isinstance(goodbye, P.Goodbye)
         ben = await _connect_soon(front, "ben")  # a session made while it is away
-        lobby = Lobby(bot_delay=(0.0, 0.0), rng=random.Random(2))
-        lobby.start()
-        host = LobbyHost(lobby, bus, heartbeat=0.05)
-        await host.start()
+        lobby, host = await _hosted(bus, 2)
         welcome = await ben.expect(P.Welcome)
         assert welcome.name == "ben"
         state = await ben.expect(P.LobbyState)
@@ -223,13 +226,10 @@ async def test_who_sent_a_command_to_a_lobby_that_died_is_told_it_may_not_have_r
     have gone to it: once a restarted lobby is heard, its sender (only) is told to check and
     do it again."""
     bus = memory_bus
-    lobby = Lobby(bot_delay=(0.0, 0.0), rng=random.Random(1))
-    lobby.start()
-    host = LobbyHost(lobby, bus, heartbeat=0.05)
-    await host.start()
+    lobby, host = await _hosted(bus, 1)
     front = RemoteLobby(bus, heartbeat=0.05)
     await front.start()
-    again = LobbyHost(Lobby(bot_delay=(0.0, 0.0), rng=random.Random(2)), bus, heartbeat=0.05)
+    again: LobbyHost | None = None
     try:
         ana, ben = await connected(front, "ana"), await connected(front, "ben")
         # the lobby process dies (kill -9): it hears nothing more and says nothing more
@@ -239,8 +239,7 @@ async def test_who_sent_a_command_to_a_lobby_that_died_is_told_it_may_not_have_r
             task.cancel()
         ana.send(P.Say(text="anyone there?"))
         await until(lambda: front.sessions[ana.session.id].sent_at > 0, "ana's line sent")
-        again.lobby.start()
-        await again.start()  # a new incarnation: the front attaches ana and ben again
+        _, again = await _hosted(bus, 2)  # a new incarnation: ana and ben attached again
         told = await ana.expect(P.Notice, lambda e: e.text == remote_module.MAYBE_LOST)
         assert told.args == {}
         await ben.expect(P.Welcome)  # attached again: what the front told ben came before
@@ -249,8 +248,9 @@ async def test_who_sent_a_command_to_a_lobby_that_died_is_told_it_may_not_have_r
         )
     finally:
         await front.stop()
-        await again.stop()
-        await again.lobby.stop()
+        if again is not None:
+            await again.stop()
+            await again.lobby.stop()
         await lobby.stop()
 
 

@@ -336,11 +336,12 @@ class LobbyHost:
         new one (attached again after a restart: admitted before, counted whatever the
         limits)."""
         assert self.counts is not None
-        waiting = self._admitted.get((front, address_group(address), key))
+        admitted = (front, address_group(address), key)
+        waiting = self._admitted.get(admitted)
         if waiting:
             admission, _ = waiting.popleft()
             if not waiting:
-                del self._admitted[(front, address_group(address), key)]
+                del self._admitted[admitted]
             return admission
         return self.counts.count(address, key)
 
