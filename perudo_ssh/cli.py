@@ -12,6 +12,8 @@ perudo-ssh analyse RECORD.json|-        (every move's odds, the moves that cost 
 perudo-ssh admin add|remove NAME|FINGERPRINT [--config perudo.toml]
 perudo-ssh admin list [--config perudo.toml]
 perudo-ssh admin bot NAME [--remove] [--db perudo.db] [--config perudo.toml]
+perudo-ssh backup FILE [--db perudo.db] [--config perudo.toml]   (while the server runs)
+perudo-ssh restore FILE [--db perudo.db] [--config perudo.toml]  (while no server runs)
 """
 
 from __future__ import annotations
@@ -100,6 +102,8 @@ def admin_command(args: argparse.Namespace) -> int:
     0 done (`add` of an admin already there included), 1 `remove` of someone who is not an
     admin, 2 a malformed config file, fingerprint or unknown name (one line on stderr).
     """
+    from perudo_ssh.db_commands import bot_command, name_resolver
+
     path: Path = args.config
     if args.action == "bot":
         return bot_command(args)
@@ -111,7 +115,7 @@ def admin_command(args: argparse.Namespace) -> int:
             for fingerprint, label in admins.items():
                 print(f"{fingerprint}  {label}".rstrip())
             return 0
-        resolve = _name_resolver(args, path, missing_ok=args.action == "remove")
+        resolve = name_resolver(args, path, missing_ok=args.action == "remove")
         if args.action == "add":
             added = configuration.add_admin(path, args.who, resolve)
             for fingerprint in added:
@@ -130,86 +134,6 @@ def admin_command(args: argparse.Namespace) -> int:
     except configuration.ConfigError as exc:
         print(f"perudo-ssh admin: {exc}", file=sys.stderr)
         return 2
-
-
-def bot_command(args: argparse.Namespace) -> int:
-    """`perudo-ssh admin bot NAME [--remove]`: make the account NAME a bot account, whose
-    keys play through `ssh HOST play` (issue 14; docs/BOT-API.md), or (`--remove`) a
-    person's account again. The database is `--db`, else the config file's `[server] db`,
-    else the store's default; it must exist. Takes effect at the account's next login.
-
-    Prints what it did on stdout. Returns 0 done (already so included), 2 an unknown name or
-    an unusable database or config file (one line on stderr)."""
-    from perudo_ssh.store import DEFAULT_PATH, Store, StoreError
-
-    try:
-        db: Path = args.db or configuration.load_config(args.config).server.db or DEFAULT_PATH
-    except configuration.ConfigError as exc:
-        print(f"perudo-ssh admin: {exc}", file=sys.stderr)
-        return 2
-    if not db.is_file():
-        print(f"perudo-ssh admin: no player database {db}", file=sys.stderr)
-        return 2
-    bot = not args.remove
-
-    async def mark() -> tuple[str, bool] | None:
-        store = await Store.open(db)
-        try:
-            account = await store.account_named(args.name)
-            if account is None:
-                return None
-            if account.bot != bot:
-                await store.set_bot(account.id, bot)
-            return account.name, account.bot != bot
-        finally:
-            await store.close()
-
-    try:
-        done = asyncio.run(mark())
-    except StoreError as exc:
-        print(f"perudo-ssh admin: {exc}", file=sys.stderr)
-        return 2
-    if done is None:
-        print(f"perudo-ssh admin: no player called {args.name} in {db}", file=sys.stderr)
-        return 2
-    name, changed = done
-    kind = "a bot account" if bot else "a person's account"
-    print(f"{name} is {'now' if changed else 'already'} {kind}")
-    return 0
-
-
-def _name_resolver(
-    args: argparse.Namespace, path: Path, missing_ok: bool = False
-) -> configuration.Resolver:
-    """How `admin` turns a player NAME into the fingerprints of every key of that account:
-    a look-up in the player database (`--db`, else the config file's `[server] db`, else
-    the store's default). The database is never created: a missing one gives no keys if
-    `missing_ok` (remove: by label only), else a `ConfigError`, as does an unusable one."""
-    from perudo_ssh.store import DEFAULT_PATH, Store, StoreError
-
-    db: Path = args.db or configuration.load_config(path).server.db or DEFAULT_PATH
-
-    async def fingerprints(name: str) -> list[str]:
-        store = await Store.open(db)
-        try:
-            account = await store.account_named(name)
-            return (
-                [] if account is None else [k.fingerprint for k in await store.keys_of(account.id)]
-            )
-        finally:
-            await store.close()
-
-    def resolve(name: str) -> list[str]:
-        if not db.is_file():
-            if missing_ok:
-                return []
-            raise configuration.ConfigError(f"no player database {db} to look {name!r} up in")
-        try:
-            return asyncio.run(fingerprints(name))
-        except StoreError as exc:
-            raise configuration.ConfigError(str(exc)) from None
-
-    return resolve
 
 
 class ServeSettings(NamedTuple):
@@ -382,6 +306,18 @@ def _parser() -> argparse.ArgumentParser:
     bot.add_argument("--remove", action="store_true", help="make it a person's account again")
     bot.add_argument("--db", type=Path, help="the player database (default: as serve)")
     bot.add_argument("--config", type=Path, default=configuration.DEFAULT_PATH, help=config_help)
+    backup = sub.add_parser(
+        "backup", help="copy the database to FILE, safely while the server runs (SQLite backup)"
+    )
+    restore = sub.add_parser(
+        "restore", help="put a backup FILE in place of the database (no server may be running)"
+    )
+    for command, what in ((backup, "the backup to write"), (restore, "the backup to restore")):
+        command.add_argument("file", type=Path, metavar="FILE", help=what)
+        command.add_argument("--db", type=Path, help="the database (default: as serve)")
+        command.add_argument(
+            "--config", type=Path, default=configuration.DEFAULT_PATH, help=config_help
+        )
     return parser
 
 
@@ -395,6 +331,10 @@ def main(argv: list[str] | None = None) -> int:
         return analyse_command(args.record)
     if args.command == "admin":
         return admin_command(args)
+    if args.command in ("backup", "restore"):
+        from perudo_ssh.db_commands import backup_command, restore_command
+
+        return (backup_command if args.command == "backup" else restore_command)(args)
     try:
         settings = serve_settings(args)
     except configuration.ConfigError as exc:
@@ -413,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     from perudo_ssh.store import StoreError
+    from perudo_ssh.store.backup import DatabaseInUse
 
     command = args.command
     try:
@@ -474,7 +415,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         pass
     except StoreError as exc:
-        print(f"perudo-ssh {command}: cannot use the database {exc}", file=sys.stderr)
+        what = "" if isinstance(exc, DatabaseInUse) else "cannot use the database "
+        print(f"perudo-ssh {command}: {what}{exc}", file=sys.stderr)
         return 2
     except configuration.ConfigError as exc:  # the file broke between reading and serving
         print(f"perudo-ssh {command}: {exc}", file=sys.stderr)

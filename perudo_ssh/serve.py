@@ -148,7 +148,7 @@ async def serve_forever(
     `StoreError` if the database cannot be used, `ConfigError` if the configuration is
     malformed, before listening."""
     admins = AdminList(config) if config is not None else None
-    store = await Store.open(db or DEFAULT_PATH)
+    store = await Store.open(db or DEFAULT_PATH, serving=True)
     archive = GameArchive(store, after_game=update_ratings)
     log.info("database %s", store.path)
     connections = Connections(limits)

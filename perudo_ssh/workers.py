@@ -232,9 +232,14 @@ async def serve_workers(
     """Run `serve --workers N` until SIGTERM or SIGINT (the module docstring): the host key
     made first, port 0 resolved to one free port that every front shares. `common` are the
     arguments every child gets (the log settings). Raises `BusError` when the nats-server
-    cannot start, `OSError` when the host key cannot be made."""
+    cannot start, `OSError` when the host key cannot be made, `DatabaseInUse` when another
+    server serves the database (checked first: the lobby child would only fail over and
+    over)."""
     from perudo_ssh.ssh.hostkey import load_or_create_host_key
+    from perudo_ssh.store import DEFAULT_PATH
+    from perudo_ssh.store.backup import ServingLock
 
+    ServingLock.take(db or DEFAULT_PATH).release()
     load_or_create_host_key(host_key_dir)
     port = port or free_port(host)
     lobby_args = []

@@ -115,7 +115,7 @@ class StoredServer:
     prepare: Callable[[Lobby], None] | None = None
 
     async def start(self) -> None:
-        self.store = await Store.open(self.db)
+        self.store = await Store.open(self.db, serving=True)
         self.archive = GameArchive(self.store, after_game=update_ratings)
         options = {"bot_delay": (0, 0), "reveal_timeout": 60, "rng": random.Random(7)}
         self.lobby = Lobby(**{**options, **self.lobby_options})  # type: ignore[arg-type]

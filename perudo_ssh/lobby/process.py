@@ -69,7 +69,7 @@ async def run_lobby(
     sessions). Raises `StoreError` (the database cannot be used),
     `BusError` (NATS cannot be reached within `NatsBus.connect`'s wait) before serving."""
     admins = AdminList(config) if config is not None else None
-    store = await Store.open(db or DEFAULT_PATH)
+    store = await Store.open(db or DEFAULT_PATH, serving=True)
     archive = GameArchive(store, after_game=update_ratings)
     log.info("database %s", store.path)
     lobby = Lobby(outbox_size=limits.output_queue_events)

@@ -23,6 +23,7 @@ from perudo_ssh.records import (
     StoredGame,
     level_account_name,
 )
+from perudo_ssh.store.backup import ServingLock
 from perudo_ssh.store.queries import (
     _ACTIVE,
     _account,
@@ -64,33 +65,52 @@ class Store:
     to the current time and exist for tests. Methods called after `close` raise RuntimeError.
     """
 
-    def __init__(self, path: Path, executor: ThreadPoolExecutor, conn: sqlite3.Connection):
+    def __init__(
+        self,
+        path: Path,
+        executor: ThreadPoolExecutor,
+        conn: sqlite3.Connection,
+        lock: ServingLock | None = None,
+    ):
         self.path = path
         self._executor = executor
         self._conn = conn
+        self._lock = lock
 
     @classmethod
-    async def open(cls, path: Path | str = DEFAULT_PATH) -> Store:
-        """Open (creating it on first start) and migrate the database at `path`.
+    async def open(cls, path: Path | str = DEFAULT_PATH, serving: bool = False) -> Store:
+        """Open (creating it on first start) and migrate the database at `path`. A server
+        opens it `serving`: the store then holds the database's `ServingLock` until closed,
+        so `perudo-ssh restore` and a second server refuse to touch it
+        (`perudo_ssh.store.backup`).
 
         Raises `StoreError` if it cannot be opened or created, is not a SQLite database, or
-        was written by a newer perudo-ssh."""
+        was written by a newer perudo-ssh; `DatabaseInUse` (a `StoreError`) if `serving`
+        and another server holds it."""
         path = Path(path)
+        lock = ServingLock.take(path) if serving else None
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="perudo-store")
         try:
             conn = await asyncio.get_running_loop().run_in_executor(executor, connect, path)
         except BaseException:
             executor.shutdown(wait=False)
+            if lock is not None:
+                lock.release()
             raise
-        return cls(path, executor, conn)
+        return cls(path, executor, conn, lock)
 
     async def close(self) -> None:
-        """Finish the queries already asked for, then close the database (idempotent)."""
+        """Finish the queries already asked for, then close the database and give back its
+        serving lock (idempotent)."""
         if self._executor is None:
             return
         executor, self._executor = self._executor, None  # type: ignore[assignment]
-        await asyncio.get_running_loop().run_in_executor(executor, self._conn.close)
-        executor.shutdown(wait=True)
+        try:
+            await asyncio.get_running_loop().run_in_executor(executor, self._conn.close)
+            executor.shutdown(wait=True)
+        finally:
+            if self._lock is not None:
+                self._lock.release()
 
     async def _run(self, fn: Callable[..., T], *args: object) -> T:
         if self._executor is None:
