@@ -14,6 +14,7 @@ perudo-ssh admin list [--config perudo.toml]
 perudo-ssh admin bot NAME [--remove] [--db perudo.db] [--config perudo.toml]
 perudo-ssh backup FILE [--db perudo.db] [--config perudo.toml]   (while the server runs)
 perudo-ssh restore FILE [--db perudo.db] [--config perudo.toml]  (while no server runs)
+perudo-ssh health [--listen ADDRESS] [--port N] [--config perudo.toml]  (exit 0: SSH answers)
 """
 
 from __future__ import annotations
@@ -318,7 +319,32 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--config", type=Path, default=configuration.DEFAULT_PATH, help=config_help
         )
+    health = sub.add_parser("health", help="exit 0 if the SSH server answers (a health check)")
+    health.add_argument("--listen", help="the server's address (default: as serve)")
+    health.add_argument("--port", type=int, help="its port (default: as serve)")
+    health.add_argument("--config", type=Path, default=configuration.DEFAULT_PATH, help=config_help)
+    health.add_argument("--timeout", type=float, default=5.0, help="seconds to wait (default 5)")
     return parser
+
+
+def health_command(args: argparse.Namespace) -> int:
+    """`perudo-ssh health`: read the SSH identification of the server on `--listen`/`--port`
+    (else the config file's `[server]`, else serve's defaults; `perudo_ssh.health`). Prints
+    it and returns 0, else one line on stderr and 1 (2: a malformed config file)."""
+    from perudo_ssh.health import Unhealthy, ssh_identification
+
+    try:
+        settings = serve_settings(args)
+    except configuration.ConfigError as exc:
+        print(f"perudo-ssh health: {exc}", file=sys.stderr)
+        return 2
+    try:
+        version = ssh_identification(settings.listen, settings.port, args.timeout)
+    except Unhealthy as exc:
+        print(f"perudo-ssh health: {exc}", file=sys.stderr)
+        return 1
+    print(f"{settings.listen}:{settings.port} answers {version}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -331,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
         return analyse_command(args.record)
     if args.command == "admin":
         return admin_command(args)
+    if args.command == "health":
+        return health_command(args)
     if args.command in ("backup", "restore"):
         from perudo_ssh.db_commands import backup_command, restore_command
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import stat
 from pathlib import Path
 
@@ -36,7 +37,8 @@ def load_or_create_host_key(directory: Path) -> asyncssh.SSHKey:
 
 def _create_key_file(path: Path) -> None:
     key = asyncssh.generate_private_key("ssh-ed25519", comment="perudo-ssh host key")
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # pid and a random part: two containers sharing the folder may both be process 1
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as file:
