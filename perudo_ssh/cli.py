@@ -188,6 +188,25 @@ def nats_options(args: argparse.Namespace, name: str) -> NatsOptions:
     )
 
 
+def _metrics_address(text: str) -> str:
+    from perudo_ssh.metrics import parse_address
+
+    try:
+        parse_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _metrics_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--metrics",
+        type=_metrics_address,
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics there (such as 127.0.0.1:9100); off by default",
+    )
+
+
 def _log_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
     command.add_argument(
@@ -254,6 +273,7 @@ def _parser() -> argparse.ArgumentParser:
         help="every core: a lobby process and N front processes sharing the port, over a "
         "nats-server of their own (N: the number of cores when not given)",
     )
+    _metrics_option(serve)
     _log_options(serve)
     lobby = sub.add_parser(
         "lobby", help="run the lobby process: the game, the database; fronts reach it over NATS"
@@ -263,6 +283,7 @@ def _parser() -> argparse.ArgumentParser:
     lobby.add_argument(
         "--db", type=Path, help="the database file, created on first start (default perudo.db)"
     )
+    _metrics_option(lobby)
     _log_options(lobby)
     front = sub.add_parser(
         "front", help="run a front process: the SSH server and the screens, no game state"
@@ -277,6 +298,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="share the port with other fronts of this machine (SO_REUSEPORT)",
     )
+    _metrics_option(front)
     _log_options(front)
     referee = sub.add_parser("referee", help="check a perudo-record/1 game record")
     referee.add_argument("record", help="a record file, or - for standard input")
@@ -396,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
                     settings.db,
                     args.config,
                     limits=settings.limits,
+                    metrics=args.metrics,
                 )
             )
         elif command == "front":
@@ -411,6 +434,7 @@ def main(argv: list[str] | None = None) -> int:
                     settings.host_keys,
                     limits=settings.limits,
                     reuse_port=args.reuse_port,
+                    metrics=args.metrics,
                 )
             )
         elif args.workers is not None:
@@ -425,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
                     settings.db,
                     args.config,
                     _log_args(args),
+                    metrics=args.metrics,
                 )
             )
         else:
@@ -438,6 +463,7 @@ def main(argv: list[str] | None = None) -> int:
                     settings.db,
                     args.config,
                     limits=settings.limits,
+                    metrics=args.metrics,
                 )
             )
     except KeyboardInterrupt:
@@ -453,10 +479,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"perudo-ssh {command}: cannot listen on {settings.listen}:{settings.port}: "
               f"{exc.strerror or exc}", file=sys.stderr)  # fmt: skip
         return 2
-    except Exception as exc:  # NATS cannot be reached (imported only when used)
+    except Exception as exc:  # NATS cannot be reached, the metrics' port is taken
         from perudo_ssh.bus.base import BusError
+        from perudo_ssh.metrics import MetricsUnavailable
 
-        if not isinstance(exc, BusError):
+        if not isinstance(exc, BusError | MetricsUnavailable):
             raise
         print(f"perudo-ssh {command}: {exc}", file=sys.stderr)
         return 2

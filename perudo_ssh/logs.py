@@ -19,6 +19,9 @@ In the processes of `perudo-ssh lobby` / `front` (and so of `serve --workers`, w
 write to one log), each line also says which process wrote it: `"process": "front 4242"`
 (role and process id), given to `setup_logging` as `process`.
 
+Every event is also shown to the observers added with `observe_events` (the operator's
+metrics count refusals and drops by them: `perudo_ssh.metrics`), whatever the log level.
+
 `setup_logging` sends them to stderr or a file (`perudo-ssh serve --log-file`);
 `TextFormatter` is the same on one readable line for a person at a terminal
 (`--log-format text`).
@@ -29,14 +32,27 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Final
 
 import msgspec
 
-__all__ = ["JsonFormatter", "TextFormatter", "log_event", "setup_logging"]
+__all__ = ["JsonFormatter", "TextFormatter", "log_event", "observe_events", "setup_logging"]
+
+EventObserver = Callable[[str, Mapping[str, object]], None]
+"""Called with each event's name and fields (`observe_events`)."""
+
+_observers: list[EventObserver] = []
+
+
+def observe_events(observer: EventObserver) -> Callable[[], None]:
+    """Have `observer(event, fields)` called for every `log_event`, before it is logged and
+    whatever the level (it must be quick and must not raise). Returns what removes it."""
+    _observers.append(observer)
+    return lambda: _observers.remove(observer)
+
 
 _RESERVED: Final = frozenset({"ts", "level", "logger", "event", "message", "process"})
 _ENCODER: Final = msgspec.json.Encoder(enc_hook=repr)
@@ -46,7 +62,9 @@ def log_event(
     logger: logging.Logger, event: str, /, *, level: int = logging.INFO, **fields: object
 ) -> None:
     """Log `event` (a snake_case name) with its `fields` (JSON-able values: str, int, float,
-    bool, None, lists of those) at `level`."""
+    bool, None, lists of those) at `level`. The observers (`observe_events`) see it first."""
+    for observer in _observers:
+        observer(event, fields)
     logger.log(level, event, extra={"event": event, "fields": fields})
 
 

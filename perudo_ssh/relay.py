@@ -176,6 +176,12 @@ def guest_subject(prefix: str) -> str:
     return f"{prefix}.lobby.guest"
 
 
+def ping_subject(prefix: str) -> str:
+    """Where a front times a round trip to the lobby (an empty request, an empty answer:
+    the operator's `perudo_bus_round_trip_seconds`)."""
+    return f"{prefix}.lobby.ping"
+
+
 def front_subject(prefix: str, front: str) -> str:
     """Where the lobby sends to front `front`."""
     return f"{prefix}.front.{front}"

@@ -36,6 +36,7 @@ from perudo_ssh.lobby import Lobby
 from perudo_ssh.lobby.archive import GameArchive, update_ratings
 from perudo_ssh.lobby.moderation import AdminList
 from perudo_ssh.lobby.process import prepare_lobby
+from perudo_ssh.metrics import Metered
 from perudo_ssh.records import Account
 from perudo_ssh.session import LobbySession
 from perudo_ssh.ssh.server import Connections
@@ -135,6 +136,7 @@ async def serve_forever(
     db: Path | None = DEFAULT_PATH,
     config: Path | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    metrics: str | None = None,
 ) -> None:
     """Run the server until SIGINT or SIGTERM, then close sessions and stop cleanly: tell
     every session (the lobby's Goodbye), give the apps `SHUTDOWN_GRACE` seconds to show it
@@ -144,9 +146,10 @@ async def serve_forever(
 
     `db` is the database file (created on first start; `perudo_ssh.store`); `config` the
     configuration file whose `[admins]` are the admins (read again when it changes; None:
-    no admins); `limits` the server's limits (`perudo_ssh.limits.Limits`). Raises
+    no admins); `limits` the server's limits (`perudo_ssh.limits.Limits`); `metrics` the
+    `HOST:PORT` of its Prometheus metrics (None: none; `perudo_ssh.metrics`). Raises
     `StoreError` if the database cannot be used, `ConfigError` if the configuration is
-    malformed, before listening."""
+    malformed, ValueError if `metrics` is, `OSError` if a port is taken, before serving."""
     admins = AdminList(config) if config is not None else None
     store = await Store.open(db or DEFAULT_PATH, serving=True)
     archive = GameArchive(store, after_game=update_ratings)
@@ -162,6 +165,12 @@ async def serve_forever(
             limits=limits,
             connections=connections,
         )
+        try:
+            metered = Metered.start(lobby, metrics)
+        except BaseException:
+            acceptor.close()
+            await lobby.stop()
+            raise
     except BaseException:
         await store.close()
         raise
@@ -196,6 +205,8 @@ async def serve_forever(
             await archive.drain()  # every finished game is written before the database closes
         finally:
             collector.stop()
+            if metered is not None:
+                metered.stop()
             await store.close()
             for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal waited until now
                 loop.remove_signal_handler(sig)

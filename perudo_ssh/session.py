@@ -9,8 +9,9 @@ textual nor asyncssh.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from perudo_ssh import protocol
 
@@ -92,10 +93,12 @@ class LobbySession:
 
 @dataclass(frozen=True, slots=True)
 class FromSession:
-    """Inbox message: `command` from session `sid` (not checked yet: anything may come)."""
+    """Inbox message: `command` from session `sid` (not checked yet: anything may come),
+    posted at `at` (`time.monotonic()` seconds: the start of its broadcast latency)."""
 
     sid: int
     command: object
+    at: float = field(default_factory=time.monotonic)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,8 +29,10 @@ import contextlib
 import ctypes
 import logging
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,7 +91,8 @@ class _Child:
 class Supervisor:
     """The processes of `serve --workers N` (the module docstring). `lobby_args` and
     `front_args` are the `perudo-ssh lobby` / `front` arguments after `--nats URL`; `common`
-    go to both (the log settings)."""
+    go to both (the log settings); `metrics_dir`, if given, is where every child writes its
+    metrics (`perudo_ssh.metrics`: multiprocess mode)."""
 
     def __init__(
         self,
@@ -98,8 +101,10 @@ class Supervisor:
         front_args: list[str],
         common: list[str],
         nats_log: Path | None = None,
+        metrics_dir: Path | None = None,
     ) -> None:
         self.workers = workers
+        self.metrics_dir = metrics_dir
         self.nats = LocalNatsServer(log_file=nats_log)
         command = [sys.executable, "-m", "perudo_ssh"]
         nats = ["--nats", self.nats.url]
@@ -157,7 +162,12 @@ class Supervisor:
         return asyncio.ensure_future(self.nats.process.wait())
 
     async def _start(self, child: _Child) -> None:
+        from perudo_ssh.metrics import MULTIPROC_ENV
+
         env = dict(os.environ, **{SUPERVISED: str(os.getpid())})
+        env.pop(MULTIPROC_ENV, None)
+        if self.metrics_dir is not None:
+            env[MULTIPROC_ENV] = str(self.metrics_dir)
         child.process = await asyncio.create_subprocess_exec(
             *child.args, stdin=asyncio.subprocess.DEVNULL, env=env, start_new_session=True
         )
@@ -167,6 +177,10 @@ class Supervisor:
 
     async def _watch(self, child: _Child, process: asyncio.subprocess.Process) -> None:
         status = await process.wait()
+        if self.metrics_dir is not None:
+            from perudo_ssh.metrics import process_exited
+
+            process_exited(process.pid, self.metrics_dir)  # its gauges are gone with it
         if self.stopping or child.process is not process:
             return
         log_event(
@@ -228,13 +242,15 @@ async def serve_workers(
     db: Path | None,
     config: Path | None,
     common: list[str],
+    metrics: str | None = None,
 ) -> None:
     """Run `serve --workers N` until SIGTERM or SIGINT (the module docstring): the host key
     made first, port 0 resolved to one free port that every front shares. `common` are the
     arguments every child gets (the log settings). Raises `BusError` when the nats-server
     cannot start, `OSError` when the host key cannot be made, `DatabaseInUse` when another
     server serves the database (checked first: the lobby child would only fail over and
-    over)."""
+    over). `metrics`, if given, is the `HOST:PORT` where the supervisor serves the metrics of
+    all its processes (`perudo_ssh.metrics.serve_aggregate`; ValueError if malformed)."""
     from perudo_ssh.ssh.hostkey import load_or_create_host_key
     from perudo_ssh.store import DEFAULT_PATH
     from perudo_ssh.store.backup import ServingLock
@@ -258,7 +274,18 @@ async def serve_workers(
     ]
     if config is not None:
         front_args += ["--config", str(config)]
-    supervisor = Supervisor(workers, lobby_args, front_args, common)
+    metrics_dir: Path | None = None
+    endpoint = None
+    if metrics is not None:
+        from perudo_ssh.metrics import serve_aggregate
+
+        metrics_dir = Path(tempfile.mkdtemp(prefix="perudo-metrics-"))
+        try:
+            endpoint = serve_aggregate(metrics, metrics_dir)
+        except BaseException:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+            raise
+    supervisor = Supervisor(workers, lobby_args, front_args, common, metrics_dir=metrics_dir)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -276,3 +303,7 @@ async def serve_workers(
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+        if endpoint is not None:
+            endpoint.stop()
+        if metrics_dir is not None:
+            shutil.rmtree(metrics_dir, ignore_errors=True)

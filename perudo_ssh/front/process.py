@@ -27,6 +27,7 @@ from perudo_ssh.front.remote import RemoteLobby
 from perudo_ssh.front.server import SHUTDOWN_GRACE, close_connections, start_front, tune_collector
 from perudo_ssh.i18n import N_
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
+from perudo_ssh.metrics import BUS_ROUND_TRIP, multiprocess_mode, start_metrics
 from perudo_ssh.records import RemoteRecords
 from perudo_ssh.stopping import stop_signals
 
@@ -47,14 +48,27 @@ async def run_front(
     prefix: str = "perudo",
     reuse_port: bool = False,
     stop: asyncio.Event | None = None,
+    metrics: str | None = None,
 ) -> None:
     """Run a front until SIGTERM or SIGINT (or `stop` is set), then stop cleanly (the module
     docstring). `host`, `port` and `host_key_dir` are the SSH server's (`start_front`; every
     front of one server needs the same host key), `reuse_port` shares the port with the other
-    fronts of this machine. Raises `BusError` (NATS cannot be reached) or `OSError` (cannot
-    listen) before serving."""
-    bus = await NatsBus.connect(nats)
-    remote = RemoteLobby(bus, prefix=prefix, outbox_size=limits.output_queue_events)
+    fronts of this machine; `metrics` the `HOST:PORT` of its Prometheus metrics (None: none,
+    or its supervisor's: `perudo_ssh.metrics`). Raises `BusError` (NATS cannot be reached),
+    `OSError` (cannot listen) or ValueError (a malformed `metrics`) before serving."""
+    metered = start_metrics(metrics)
+    try:
+        bus = await NatsBus.connect(nats)
+    except BaseException:
+        if metered is not None:
+            metered.stop()
+        raise
+    remote = RemoteLobby(
+        bus,
+        prefix=prefix,
+        outbox_size=limits.output_queue_events,
+        round_trip=BUS_ROUND_TRIP.observe if metered or multiprocess_mode() else None,
+    )
     connections = Connections(limits)
     collector: PacedCollector | None = None
     try:
@@ -101,4 +115,6 @@ async def run_front(
         finally:
             if collector is not None:
                 collector.stop()
+            if metered is not None:
+                metered.stop()
             await bus.close()

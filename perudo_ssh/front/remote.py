@@ -76,7 +76,9 @@ class RemoteLobby:
     """The lobby of another process, reached over `bus` (the module docstring).
 
     `prefix` starts every subject (`relay`); `front` names this front on the bus (a fresh
-    random one by default); `outbox_size` bounds each session's outbox, in events."""
+    random one by default); `outbox_size` bounds each session's outbox, in events;
+    `round_trip`, if given, is called with the seconds of a request to the lobby and its
+    answer, timed once a heartbeat (the operator's metrics)."""
 
     def __init__(
         self,
@@ -86,8 +88,10 @@ class RemoteLobby:
         front: str | None = None,
         outbox_size: int = 256,
         heartbeat: float = relay.HEARTBEAT,
+        round_trip: Callable[[float], None] | None = None,
     ) -> None:
         self.bus = bus
+        self.round_trip = round_trip
         self.prefix = prefix
         self.front = front or secrets.token_hex(6)
         self.outbox_size = outbox_size
@@ -124,6 +128,8 @@ class RemoteLobby:
             loop.create_task(self._send_loop(), name="front sender"),
             loop.create_task(self._heartbeat_loop(), name="front heartbeat"),
         ]
+        if self.round_trip is not None:
+            self._tasks.append(loop.create_task(self._ping_loop(), name="front ping"))
         await self.bus.flush()
 
     async def wait_for_lobby(self, timeout: float) -> bool:
@@ -378,6 +384,19 @@ class RemoteLobby:
                 if loop.time() - self._last_alive > LOBBY_SILENT * self.heartbeat:
                     log_event(log, "lobby_silent", level=logging.WARNING)
                     self._lost()
+            await asyncio.sleep(self.heartbeat)
+
+    async def _ping_loop(self) -> None:
+        """Time a round trip to the lobby once a heartbeat, for `round_trip` (seconds)."""
+        assert self.round_trip is not None
+        loop = asyncio.get_running_loop()
+        subject = relay.ping_subject(self.prefix)
+        while True:
+            if self._lobby_here:
+                started = loop.time()
+                with contextlib.suppress(BusError):  # BusTimeout too: no answer, no time
+                    await self.bus.request(subject, b"", LOBBY_SILENT * self.heartbeat)
+                    self.round_trip(loop.time() - started)
             await asyncio.sleep(self.heartbeat)
 
     def _bus_state(self, state: str) -> None:

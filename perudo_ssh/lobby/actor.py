@@ -46,6 +46,7 @@ from perudo_ssh.lobby.admin import AdminCommands
 from perudo_ssh.lobby.broadcast import OnlineLists
 from perudo_ssh.lobby.clients import Client, Connecting, Rated, TimerFired
 from perudo_ssh.lobby.game_log import GameLog
+from perudo_ssh.lobby.meter import NO_METER, Meter
 from perudo_ssh.lobby.moderation import Moderation
 from perudo_ssh.lobby.saving import SAVE_RETRY, SaveRetry
 from perudo_ssh.lobby.snapshot import restore_table
@@ -94,7 +95,8 @@ class Lobby:
     `persist`, if given, saves the playing tables after every batch, before anyone is told
     (the module docstring; issue 5, item 3). `timer_scale` multiplies every table's turn
     timer and grace period (tests run them in a fraction of the time; players see the
-    table's own seconds).
+    table's own seconds). `meter` counts moves, saves, finished games, drops and the
+    broadcast latency for the operator (`lobby.meter`; none by default).
     """
 
     check_summaries = False
@@ -116,6 +118,7 @@ class Lobby:
         moderation: Moderation | None = None,
         persist: Persist | None = None,
         timer_scale: float = 1.0,
+        meter: Meter = NO_METER,
     ) -> None:
         self.bot_delay = bot_delay
         self.reveal_timeout = reveal_timeout
@@ -128,6 +131,11 @@ class Lobby:
         self.moderation = moderation if moderation is not None else Moderation()
         self.persist = persist
         self.timer_scale = timer_scale
+        self.meter = meter  # what the operator's metrics count (`perudo_ssh.metrics`)
+        # when the command being handled was posted (`FromSession.at`), and those of the
+        # players' moves of this batch, timed once its events are out (`broadcast.end_batch`)
+        self.received = time.monotonic()
+        self.moves_received: list[float] = []
         # the shown rating of each rated account, by account id (issue 13): set by the
         # server from its store (None: no store, nobody is rated), kept by `rated`
         self.ratings: dict[int, int] | None = None
@@ -370,7 +378,8 @@ class Lobby:
 
     def _handle(self, message: object) -> None:
         match message:
-            case FromSession(sid=sid, command=command):
+            case FromSession(sid=sid, command=command, at=at):
+                self.received = at
                 client = self._clients.get(sid)
                 if client is None or client.dropped:
                     return

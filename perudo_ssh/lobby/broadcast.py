@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import TYPE_CHECKING
 
 from perudo_ssh import protocol
@@ -45,6 +46,7 @@ def settle_drops(lobby: Lobby) -> None:
         client = lobby._drops.pop(0)
         client.session.end(N_("too slow"))
         log.info("lobby: dropped %s (outbox full)", client.name)
+        lobby.meter.dropped("outbox_full")
         lobby._guarded(lobby.remove_client, client)
 
 
@@ -68,6 +70,11 @@ async def end_batch(lobby: Lobby) -> None:
         lobby._guarded(flush_lobby, lobby)
         lobby._guarded(lobby._admin.flush)
         flush_outgoing(lobby)
+        if lobby.moves_received:  # the players' moves of the batch are out: time them
+            now = time.monotonic()
+            for received in lobby.moves_received:
+                lobby.meter.broadcast(now - received)
+            lobby.moves_received.clear()
         if not lobby._drops:
             return
         settle_drops(lobby)

@@ -24,11 +24,17 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def played(lobby: Lobby, table: Table, move: Callable[[], T]) -> T:
+def played(lobby: Lobby, table: Table, move: Callable[[], T], by: str = "player") -> T:
     """Make a move at `table` (it may raise `Refusal`: then nothing changed), report the
-    game's end, and move on; returns what `move` returned."""
+    game's end, and move on; returns what `move` returned. `by` ("player", "bot",
+    "timeout") is who moved, for the lobby's `meter`; a player's move is timed from the
+    command that made it (`Lobby.received`) to its broadcast (`broadcast.end_batch`)."""
     was = table.status
     result = move()
+    if by != "timeout" or result is not None:
+        lobby.meter.moved(by)
+    if by == "player":
+        lobby.moves_received.append(lobby.received)
     game_may_have_ended(lobby, table, was)
     after_change(lobby, table)
     return result
@@ -40,6 +46,7 @@ def game_may_have_ended(lobby: Lobby, table: Table, was: str) -> None:
         assert table.log is not None and table.state is not None
         winner = table.state.winner
         lobby._finishing[table.id] = table
+        lobby.meter.game_finished()
         log_event(
             log,
             "game_over",
@@ -153,7 +160,7 @@ def on_timer(lobby: Lobby, tid: int, slot: str, key: tuple[str | int, ...]) -> N
         return  # stale: the table moved on or closed since
     cancel_timer(lobby, tid, slot)  # gone off: only forgotten
     if key[0] == "bot":
-        played(lobby, table, lambda: table.bot_move(lobby.rng, lobby.dice))
+        played(lobby, table, lambda: table.bot_move(lobby.rng, lobby.dice), by="bot")
     elif key[0] == "turn":
         time_ran_out(lobby, table)
     elif key[0] == "grace":
@@ -171,7 +178,7 @@ def on_timer(lobby: Lobby, tid: int, slot: str, key: tuple[str | int, ...]) -> N
 
 def time_ran_out(lobby: Lobby, table: Table) -> None:
     """The turn timer went off: the automatic move (`Table.auto_move`), told to all."""
-    move = played(lobby, table, lambda: table.auto_move(lobby.rng, lobby.dice))
+    move = played(lobby, table, lambda: table.auto_move(lobby.rng, lobby.dice), by="timeout")
     if move is None:
         return
     name = table.seats[move.seat].name

@@ -159,6 +159,7 @@ class LobbyHost:
         self._bans_served: Subscription | None = None
         self._admit_served: Subscription | None = None
         self._guest_served: Subscription | None = None
+        self._ping_served: Subscription | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._connected = True
         self.counts = SessionCounts(limits) if limits is not None else None
@@ -177,6 +178,7 @@ class LobbyHost:
         self._bans_served = await self.bus.serve(relay.bans_subject(self.prefix), self._bans)
         self._admit_served = await self.bus.serve(relay.admit_subject(self.prefix), self._admit)
         self._guest_served = await self.bus.serve(relay.guest_subject(self.prefix), self._guest)
+        self._ping_served = await self.bus.serve(relay.ping_subject(self.prefix), self._ping)
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._send_loop(), name="lobby host sender"),
@@ -188,7 +190,8 @@ class LobbyHost:
         """Send what is still queued (the goodbyes of a stopping lobby), then stop."""
         if self._subscription is not None:
             await self._subscription.stop()
-        for served in (self._bans_served, self._admit_served, self._guest_served):
+        served_all = (self._bans_served, self._admit_served, self._guest_served, self._ping_served)
+        for served in served_all:
             if served is not None:
                 await served.stop()
         self._flush()
@@ -358,6 +361,9 @@ class LobbyHost:
 
     async def _guest(self, data: bytes) -> bytes:
         return relay.encode(relay.GuestNumber(number=next(self._guests)))
+
+    async def _ping(self, data: bytes) -> bytes:
+        return b""
 
     # ---- to the fronts -------------------------------------------------------------------
 

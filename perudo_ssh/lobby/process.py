@@ -21,6 +21,7 @@ from perudo_ssh.lobby.actor import Lobby
 from perudo_ssh.lobby.archive import GameArchive, shown_ratings, update_ratings
 from perudo_ssh.lobby.host import LobbyHost
 from perudo_ssh.lobby.moderation import AdminList
+from perudo_ssh.metrics import Metered
 from perudo_ssh.records import serve_records
 from perudo_ssh.stopping import stop_signals
 from perudo_ssh.store import DEFAULT_PATH, Store
@@ -60,6 +61,7 @@ async def run_lobby(
     limits: Limits = DEFAULT_LIMITS,
     prefix: str = "perudo",
     stop: asyncio.Event | None = None,
+    metrics: str | None = None,
 ) -> None:
     """Run the lobby process until SIGTERM or SIGINT (or `stop` is set), then stop cleanly
     (the module docstring). `db` is the database file (created on first start), `config` the
@@ -67,7 +69,9 @@ async def run_lobby(
     admins), `limits` the server's: its session limits are counted here over every front
     (`LobbyHost`); its `output_queue_events` bounds nothing here (each front bounds its own
     sessions). Raises `StoreError` (the database cannot be used),
-    `BusError` (NATS cannot be reached within `NatsBus.connect`'s wait) before serving."""
+    `BusError` (NATS cannot be reached within `NatsBus.connect`'s wait) before serving.
+    `metrics` is the `HOST:PORT` of its Prometheus metrics (None: none, or its supervisor's:
+    `perudo_ssh.metrics`; ValueError if malformed)."""
     admins = AdminList(config) if config is not None else None
     store = await Store.open(db or DEFAULT_PATH, serving=True)
     archive = GameArchive(store, after_game=update_ratings)
@@ -75,7 +79,9 @@ async def run_lobby(
     lobby = Lobby(outbox_size=limits.output_queue_events)
     bus: NatsBus | None = None
     host: LobbyHost | None = None
+    metered: Metered | None = None
     try:
+        metered = Metered.start(lobby, metrics)
         await prepare_lobby(lobby, archive)
         bus = await NatsBus.connect(nats)
         lobby.start()
@@ -100,6 +106,8 @@ async def run_lobby(
                 await host.stop()  # the goodbyes go out to the fronts
             await archive.drain()
         finally:
+            if metered is not None:
+                metered.stop()
             if bus is not None:
                 await bus.close()
             await store.close()

@@ -87,8 +87,10 @@ async def save(lobby: Lobby) -> bool:
         await lobby.persist(changes)
     except Exception as error:
         lobby._unwritten = changes
+        lobby.meter.saved(False)
         save_failed(lobby, tables, error)
         return False
+    lobby.meter.saved(True)
     lobby._retry_wait = SAVE_RETRY[0]
     return True
 
