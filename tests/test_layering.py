@@ -51,6 +51,7 @@ def test_the_check_sees_a_forbidden_import():
     [
         "perudo_ssh.rules",
         "perudo_ssh.rules.engine",
+        "perudo_ssh.rules.legality",
         "perudo_ssh.rules.options",
         "perudo_ssh.rules.state",
         "perudo_ssh.rules.view",
