@@ -120,7 +120,8 @@ def out_of_turn_calls(
     would make before the bot at seat `turn` moves: each seat after `turn`, in seat order,
     that is a bot (`levels[seat]` its level; None for a person) with dice left, asked from
     its own view by `decide` (`off_turn`; the arena passes a timed one). The caller applies
-    the first it can (`Table.bot_move`, the arena); nothing when no bid is on the table."""
+    the first it can (`lobby.bot_turns.bot_move`, the arena); nothing when no bid is on the
+    table."""
     if not state.bids:
         return
     n = len(levels)
