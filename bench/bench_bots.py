@@ -131,7 +131,7 @@ def play(
 
 def out_of_turn(state, players: list[str], turn: int, times: dict[str, list[float]]):
     """The state after another bot's call out of turn on the last bid (calza any time,
-    jonti), asked as `Table.bot_move` asks them (`bots.out_of_turn_calls`), each decision
+    jonti), asked as `bot_turns.bot_move` asks them (`bots.out_of_turn_calls`), each decision
     timed; None if none calls."""
 
     def timed(view: GameView, level: str) -> protocol.MakeCall | None:

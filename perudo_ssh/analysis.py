@@ -35,7 +35,8 @@ from perudo_ssh.rules import (
     apply,
     new_game,
 )
-from perudo_ssh.rules.engine import count_bid, pacos_wild
+from perudo_ssh.rules.engine import count_bid
+from perudo_ssh.rules.legality import pacos_wild
 
 
 @dataclass(frozen=True, slots=True)

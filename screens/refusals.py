@@ -4,7 +4,7 @@ The lobby refuses with `protocol.Refused(code, message, args)`. For its own code
 ("no_table", "table_full", …) `message` is an English message id with named `args`, which
 the session translates as it is. For a rule error code (RECORD.md "Error codes",
 `perudo_ssh.rules.state.ERROR_CODES`) `message` is the engine's own English sentence, which
-no catalog holds: `rule_reason` turns each sentence the engine says (perudo_ssh/rules/engine.py,
+no catalog holds: `rule_reason` turns each sentence the engine says (perudo_ssh/rules/legality.py,
 also the view's `choices.calza_why` / `jonti_why`) into a translated one, and any other into
 a sentence for its code. Pure text functions; no Textual.
 """

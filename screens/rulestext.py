@@ -367,8 +367,8 @@ def settings_lines(
     """The table's turn timer and disconnect grace in plain words (issue 5; not rules of
     RULES.md): how long a player has to move and what is played for them after that
     (`perudo_ssh.bots.automatic_move`), then what happens to the seat of a player whose
-    connection drops (`perudo_ssh.lobby.table.Table.stand_in`: a bot plays it until they are back,
-    or at a club table the club's leaving rule, RULES.md §6)."""
+    connection drops (`perudo_ssh.lobby.held_seats.stand_in`: a bot plays it until they are
+    back, or at a club table the club's leaving rule, RULES.md §6)."""
     terms = tr.terms(options)
     if turn_seconds:
         turn = tr._(

@@ -10,6 +10,7 @@ import pytest
 from perudo_ssh import bots
 from perudo_ssh import protocol as P
 from perudo_ssh.lobby.table import engine_action
+from perudo_ssh.odds import Belief, Odds
 from perudo_ssh.rules import (
     PRESET_NAMES,
     Bid,
@@ -129,7 +130,7 @@ def test_off_turn_a_bot_calls_calza_only_when_it_is_worth_it(level):
         # at three players the hard bot reads 2 pacos as the face most likely true from seat
         # 2's hand at that count (HARD_READING): less sure it holds a paco, it calls
         # calza only if that still makes the bid exact by the rule above
-        belief = bots.Belief(view)
+        belief = Belief(view)
         last = view.bids[-1].bid
         worth = belief.exactly(last) >= max(bots.CALZA_AT_LEAST, 1 - belief.at_least(last))
         want = P.MakeCall(call="calza") if worth else None
@@ -189,7 +190,7 @@ def test_a_bid_is_read_as_holding_its_face():
     state = new_game(options_for("classic"), 2, 0)
     state = apply(state, Roll(dice=((6, 6, 2, 3, 4), (6, 2, 2, 3, 5))))
     state = apply(state, PlaceBid(seat=0, bid=Bid(count=3, face=6)))
-    odds = bots.Odds(observe(state, 1))
+    odds = Odds(observe(state, 1))
     assert odds.unknown == 4 and odds.seen.count(6) == 2
     assert odds.at_least(Bid(count=2, face=6)) == 1.0
 

@@ -16,6 +16,7 @@ import random
 import pytest
 
 from perudo_ssh import protocol as P
+from perudo_ssh.lobby import bot_turns
 from perudo_ssh.lobby.game_log import GameLog
 from perudo_ssh.lobby.table import Table
 from perudo_ssh.record import decode_record, encode_record
@@ -216,7 +217,7 @@ def play_out(table: Table, rng: random.Random) -> None:
         if table.status == "over":
             return
         if table.bot_to_move() is not None:
-            table.bot_move(rng)
+            bot_turns.bot_move(table, rng)
         elif table.in_reveal:
             table.roll(rng)
         else:
@@ -236,7 +237,7 @@ def test_a_club_player_leaving_mid_round_keeps_the_cup_until_the_round_ends():
     # a bot makes ana's moves until the round's call; then she is out
     while table.state.phase == "bidding":
         assert table.bot_to_move() is not None
-        table.bot_move(rng)
+        bot_turns.bot_move(table, rng)
     assert table.state.counts[0] == 0 and table.state.eliminated[-1] == 0
     assert not seat.leaving and table.state.results[0].left == (0,)
     assert table.log is not None and table.log.rounds[0].left == [0]
@@ -256,7 +257,7 @@ def test_leaving_between_rounds_is_out_at_once_and_may_end_the_game():
     assert table.state is not None
     while table.state.phase == "bidding":  # ana's turns, played by hand: dudo or open
         if table.bot_to_move() is not None:
-            table.bot_move(rng)
+            bot_turns.bot_move(table, rng)
         elif table.state.last_bid is None:
             table.play(P.MakeBid(count=1, face=2), 0, rng)
         else:

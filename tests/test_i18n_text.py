@@ -20,7 +20,7 @@ from screens.bidtext import (
 )
 from screens.refusals import is_rule_code, knows, refusal_text, rule_reason, say
 
-ENGINE = Path(__file__).resolve().parents[1] / "perudo_ssh" / "rules" / "engine.py"
+ENGINE = Path(__file__).resolve().parents[1] / "perudo_ssh" / "rules" / "legality.py"
 EN = translator("en")
 CLASSIC = EN.terms(options_for("classic"))
 

@@ -51,6 +51,7 @@ def test_the_check_sees_a_forbidden_import():
     [
         "perudo_ssh.rules",
         "perudo_ssh.rules.engine",
+        "perudo_ssh.rules.legality",
         "perudo_ssh.rules.options",
         "perudo_ssh.rules.state",
         "perudo_ssh.rules.view",
@@ -89,7 +90,9 @@ def test_a_front_imports_nothing_of_the_store_or_the_lobby(module):
     assert _imported_after(module, LOBBY_AND_STORE) == []
 
 
-@pytest.mark.parametrize("module", ["perudo_ssh.store", "perudo_ssh.records"])
+@pytest.mark.parametrize(
+    "module", ["perudo_ssh.store", "perudo_ssh.records", "perudo_ssh.records_bus"]
+)
 def test_the_store_imports_nothing_of_the_lobby_or_the_fronts(module):
     forbidden = (*FRONTS, "perudo_ssh.lobby", "perudo_ssh.serve")
     assert _imported_after(module, forbidden) == []

@@ -10,6 +10,7 @@ import pytest
 
 from perudo_ssh import bots
 from perudo_ssh import protocol as P
+from perudo_ssh.lobby import bot_turns
 from perudo_ssh.lobby.table import Table
 from perudo_ssh.rules import observe
 from tests.test_lobby_support import connected, running_lobby
@@ -190,7 +191,7 @@ async def test_bots_are_seated_at_the_level_asked_and_show_it():
 
 
 def test_a_bot_decides_at_its_own_level_and_one_in_a_humans_seat_as_medium(monkeypatch):
-    """`Table.bot_move` asks `bots.choose` at the seat's level; a bot playing the seat of a
+    """`bot_turns.bot_move` asks `bots.choose` at the seat's level; a bot playing the seat of a
     human who left has no level of its own and plays as medium."""
     asked: list[str] = []
     choose = bots.choose
@@ -207,7 +208,7 @@ def test_a_bot_decides_at_its_own_level_and_one_in_a_humans_seat_as_medium(monke
     table.leave(2)  # ben leaves mid-game: a bot plays his seat
     while table.state is not None and table.state.phase != "over" and len(set(asked)) < 2:
         if table.bot_to_move() is not None:
-            table.bot_move(rng)
+            bot_turns.bot_move(table, rng)
         elif table.state.phase == "rolling":
             table.roll(rng)
         else:  # ana's turn

@@ -17,12 +17,9 @@ from perudo_ssh.records import (
     Account,
     LinkRefused,
     LinkThrottled,
-    RecordsError,
-    RemoteRecords,
     UnknownLinkCode,
-    records_subject,
-    serve_records,
 )
+from perudo_ssh.records_bus import RecordsError, RemoteRecords, records_subject, serve_records
 from perudo_ssh.store import Store
 from tests.test_screens_history import T0, calza_game, one_die_game, store_game
 

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.timeout(60)
 
 async def test_a_restored_club_table_does_not_give_a_guests_stake_to_a_bot():
     """At a club table a bot never plays someone's stake: a player who leaves or whose grace
-    ends follows the club's leaving rule (RULES.md §6; `Table.leave`, `Table.stand_in`: the
+    ends follows the club's leaving rule (RULES.md §6; `Table.leave`, `held_seats.stand_in`: the
     cup stays until the round ends, then they are out). But `restore_table` turns a guest
     seated at a club table into a plain bot (`guest_gone` -> `bot=True`, never `leaving`),
     so after a restart a bot plays the guest's dice and tokens to the end of the game and

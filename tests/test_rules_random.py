@@ -37,7 +37,7 @@ from perudo_ssh.rules import (
     observe,
     options_for,
 )
-from perudo_ssh.rules.engine import _beats, _raise_counts
+from perudo_ssh.rules.legality import _beats, _raise_counts
 
 # with pytest-xdist (the test command), every test of this module runs in one worker, so that
 # its module fixture (the 4000 games) is played once

@@ -28,7 +28,7 @@ from perudo_ssh.front.server import SHUTDOWN_GRACE, close_connections, start_fro
 from perudo_ssh.i18n import N_
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.metrics import BUS_ROUND_TRIP, multiprocess_mode, start_metrics
-from perudo_ssh.records import RemoteRecords
+from perudo_ssh.records_bus import RemoteRecords
 from perudo_ssh.stopping import stop_signals
 
 log = logging.getLogger(__name__)

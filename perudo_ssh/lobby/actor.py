@@ -6,14 +6,15 @@ disconnected player's grace period) that `loop.call_later` puts into the same in
 actor never sleeps while holding the world.
 
 Never losing a game (issue 5): a player whose connection drops mid-game keeps the seat for
-the table's grace period (`Table.disconnect`), then a bot plays it (`Table.stand_in`) until
-they log in again with the same key, which seats them back at once (`Table.reclaim`). A
-player who does not move within the table's turn timer gets a safe automatic move
-(`Table.auto_move`), shown as such to everyone. With `persist` given, at the end of every
-batch the playing tables it changed are saved (`Table.snapshot`) — and only once the save
-has returned are the changes sent to anyone, so no player ever sees a move a crash could
-lose; a save that fails pauses the tables it held, showing nothing of them, until a save
-works (`saving.save`, issue 11); `restore` puts the saved tables back when the server starts.
+the table's grace period (`held_seats.disconnect`), then a bot plays it
+(`held_seats.stand_in`) until they log in again with the same key, which seats them back at
+once (`held_seats.reclaim`). A player who does not move within the table's turn timer gets a
+safe automatic move (`bot_turns.auto_move`), shown as such to everyone. With `persist`
+given, at the end of every batch the playing tables it changed are saved
+(`snapshot.save_table`) — and only once the save has returned are the changes sent to
+anyone, so no player ever sees a move a crash could lose; a save that fails pauses the
+tables it held, showing nothing of them, until a save works (`saving.save`, issue 11);
+`restore` puts the saved tables back when the server starts.
 Events are built per recipient from `observe(state, seat)` and put into each session's
 bounded outbox without waiting; a session whose outbox is full is dropped ("too slow").
 Table and lobby-list updates are sent once per batch, when the inbox is empty: however many

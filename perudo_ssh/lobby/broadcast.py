@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from perudo_ssh import protocol
 from perudo_ssh.i18n import N_
-from perudo_ssh.lobby import saving, sessions
+from perudo_ssh.lobby import saving, sessions, views
 from perudo_ssh.lobby.clients import Rated
-from perudo_ssh.lobby.table import Table, rating_of
+from perudo_ssh.lobby.table import Table
 
 if TYPE_CHECKING:
     from perudo_ssh.lobby.actor import Lobby
@@ -144,7 +144,7 @@ def online_lists(lobby: Lobby) -> OnlineLists:
 
 def online_afresh(lobby: Lobby) -> OnlineLists:
     online = sorted(
-        (c.name, rating_of(c.owner, lobby.ratings))
+        (c.name, views.rating_of(c.owner, lobby.ratings))
         for c in lobby._clients.values()
         if not c.dropped
     )
@@ -161,8 +161,8 @@ def summary(lobby: Lobby, tid: int) -> protocol.TableSummary:
     sessions, though most batches change one table or none)."""
     kept = lobby._summaries.get(tid)
     if kept is None:
-        kept = lobby._summaries[tid] = lobby.tables[tid].summary()
-    elif lobby.check_summaries and kept != (fresh := lobby.tables[tid].summary()):
+        kept = lobby._summaries[tid] = views.summary(lobby.tables[tid])
+    elif lobby.check_summaries and kept != (fresh := views.summary(lobby.tables[tid])):
         lobby.unmarked_changes.append(tid)
         kept = lobby._summaries[tid] = fresh
     return kept
@@ -195,14 +195,14 @@ def broadcast(lobby: Lobby, table: Table) -> None:
         if client is not None:
             lobby.tell(
                 client,
-                table.table_state(
-                    seat, names, paused, clock, grace, lobby.ratings, fill_in, lobby.programs
+                views.table_state(
+                    table, seat, names, paused, clock, grace, lobby.ratings, fill_in, lobby.programs
                 ),
             )
     if table.spectators:
         data = protocol.encode(
-            table.table_state(
-                None, names, paused, clock, grace, lobby.ratings, fill_in, lobby.programs
+            views.table_state(
+                table, None, names, paused, clock, grace, lobby.ratings, fill_in, lobby.programs
             )
         )
         for sid in table.spectators:

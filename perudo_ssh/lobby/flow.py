@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from perudo_ssh import protocol
 from perudo_ssh.i18n import N_
-from perudo_ssh.lobby import chat
+from perudo_ssh.lobby import bot_turns, chat, held_seats
 from perudo_ssh.lobby.clients import TimerFired
 from perudo_ssh.lobby.table import Table
 from perudo_ssh.logs import log_event
@@ -160,7 +160,7 @@ def on_timer(lobby: Lobby, tid: int, slot: str, key: tuple[str | int, ...]) -> N
         return  # stale: the table moved on or closed since
     cancel_timer(lobby, tid, slot)  # gone off: only forgotten
     if key[0] == "bot":
-        played(lobby, table, lambda: table.bot_move(lobby.rng, lobby.dice), by="bot")
+        played(lobby, table, lambda: bot_turns.bot_move(table, lobby.rng, lobby.dice), by="bot")
     elif key[0] == "turn":
         time_ran_out(lobby, table)
     elif key[0] == "grace":
@@ -177,8 +177,10 @@ def on_timer(lobby: Lobby, tid: int, slot: str, key: tuple[str | int, ...]) -> N
 
 
 def time_ran_out(lobby: Lobby, table: Table) -> None:
-    """The turn timer went off: the automatic move (`Table.auto_move`), told to all."""
-    move = played(lobby, table, lambda: table.auto_move(lobby.rng, lobby.dice), by="timeout")
+    """The turn timer went off: the automatic move (`bot_turns.auto_move`), told to all."""
+    move = played(
+        lobby, table, lambda: bot_turns.auto_move(table, lobby.rng, lobby.dice), by="timeout"
+    )
     if move is None:
         return
     name = table.seats[move.seat].name
@@ -200,9 +202,9 @@ def time_ran_out(lobby: Lobby, table: Table) -> None:
 
 def grace_over(lobby: Lobby, table: Table, seat: int) -> None:
     """A disconnected player's grace period ended: a bot plays their seat until they
-    come back (`Table.stand_in`; the club's leaving rule at a club table)."""
+    come back (`held_seats.stand_in`; the club's leaving rule at a club table)."""
     was = table.status
-    what = table.stand_in(seat)
+    what = held_seats.stand_in(table, seat)
     if what == "kept":
         return
     name = table.seats[seat].name

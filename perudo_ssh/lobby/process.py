@@ -22,7 +22,7 @@ from perudo_ssh.lobby.archive import GameArchive, shown_ratings, update_ratings
 from perudo_ssh.lobby.host import LobbyHost
 from perudo_ssh.lobby.moderation import AdminList
 from perudo_ssh.metrics import Metered
-from perudo_ssh.records import serve_records
+from perudo_ssh.records_bus import serve_records
 from perudo_ssh.stopping import stop_signals
 from perudo_ssh.store import DEFAULT_PATH, Store
 

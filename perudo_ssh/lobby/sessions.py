@@ -13,7 +13,7 @@ from perudo_ssh.chat import (
     clean_chat,
 )
 from perudo_ssh.i18n import N_
-from perudo_ssh.lobby import chat, commands, flow
+from perudo_ssh.lobby import chat, commands, flow, held_seats
 from perudo_ssh.lobby.clients import Client, Connecting
 from perudo_ssh.logs import log_event
 
@@ -65,7 +65,7 @@ def take_back_seat(lobby: Lobby, client: Client) -> None:
     if owner is None:
         return
     for table in lobby.tables.values():
-        seat = table.reclaim(client.id, owner)
+        seat = held_seats.reclaim(table, client.id, owner)
         if seat is None:
             continue
         client.table = table.id
@@ -79,7 +79,7 @@ def take_back_seat(lobby: Lobby, client: Client) -> None:
         if old is client or old.owner != owner or old.table is None:
             continue
         table = lobby.tables[old.table]
-        seat = table.hand_over(old.id, client.id)
+        seat = held_seats.hand_over(table, old.id, client.id)
         if seat is None:
             continue
         old.table = None
@@ -115,7 +115,7 @@ def on_refresh(lobby: Lobby, sid: int) -> None:
 
 def remove_client(lobby: Lobby, client: Client) -> None:
     """The session is gone (disconnected or dropped). At a table mid-game its seat is
-    held for it (`Table.disconnect`); otherwise it leaves."""
+    held for it (`held_seats.disconnect`); otherwise it leaves."""
     if client.table is not None:
         disconnect(lobby, client)
     lobby._clients.pop(client.id, None)
@@ -177,10 +177,10 @@ def disconnect(lobby: Lobby, client: Client) -> None:
     held for the table's grace period (issue 5, item 2), anything else is a leave."""
     assert client.table is not None
     table = lobby.tables[client.table]
-    if table.holds_for(client.id) is None:
+    if held_seats.holds_for(table, client.id) is None:
         commands.leave_table(lobby, client)
         return
-    seat = table.disconnect(client.id)
+    seat = held_seats.disconnect(table, client.id)
     client.table = None
     log_event(log, "seat_held", table=table.id, seat=seat, player=client.name)
     lobby.notice(

@@ -1,18 +1,21 @@
 """One table of the lobby: its seats, spectators, game and game log (RULES.md §2.2, RECORD.md).
 
 A `Table` is owned by the lobby actor and touched only from it. It seats players and bots,
-moves its game on (`play` for a player's command, `bot_move`, `advance` for what happens by
-itself) and keeps the engine-level `GameLog`. It holds no sessions, no queues and no timers:
-seats name sessions by id, and the lobby turns a table into events (`table_state` per
-recipient, `summary` for the lobby list). Dice come from the `rng` passed in, as the engine
-wants (STYLE.md item 1). Commands it refuses raise `Refusal`.
+moves its game on (`play` for a player's command, `advance` for what happens by itself) and
+keeps the engine-level `GameLog`. It holds no sessions, no queues and no timers: seats name
+sessions by id. Dice come from the `rng` passed in, as the engine wants (STYLE.md item 1).
+Commands it refuses raise `Refusal`.
+
+What is done to a table from outside lives beside it, as functions taking the `Table`:
+the moves made for a seat by a bot or on timeout (lobby/bot_turns.py), a seat held for a
+disconnected player (lobby/held_seats.py), the table as events (`table_state` per
+recipient, `summary` for the lobby list: lobby/views.py), saved and restored
+(lobby/snapshot.py).
 """
 
 from __future__ import annotations
 
-import logging
 import random
-from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from perudo_ssh import bots, protocol
@@ -34,14 +37,11 @@ from perudo_ssh.rules import (
     State,
     apply,
     new_game,
-    observe,
     opening_leaders,
     options_for,
     overrides_of,
 )
 from perudo_ssh.rules.options import check_options
-
-log = logging.getLogger(__name__)
 
 BOT_NAMES = ("Ana", "Luis", "Carmen", "Diego", "Lucia", "Mateo", "Sofia", "Pablo", "Elena")
 MAX_TABLE_NAME = 32
@@ -133,30 +133,6 @@ def engine_action(
     raise TypeError(f"not a bid, a call or a calzone: {command!r}")
 
 
-NEW_RATING = 1000
-"""The rating shown for an account before its first rated game (`perudo_ssh.ratings`:
-`ordinal(DEFAULT)`)."""
-
-
-def rating_of(owner: str | None, ratings: Mapping[int, int] | None) -> int | None:
-    """The rating shown for a seat's `owner` (`Seat.owner`): its account's in `ratings` (by
-    account id), `NEW_RATING` for an account not yet rated; None for a key without an
-    account, a guest, or when `ratings` is None (no store: nobody is rated)."""
-    if ratings is None or owner is None or not owner.startswith("account:"):
-        return None
-    return ratings.get(int(owner.removeprefix("account:")), NEW_RATING)
-
-
-def is_program(owner: str | None, programs: Collection[int]) -> bool:
-    """Whether a seat's or a session's `owner` (`Seat.owner`) is one of the bot accounts
-    `programs` (account ids; issue 14)."""
-    return (
-        owner is not None
-        and owner.startswith("account:")
-        and int(owner.removeprefix("account:")) in programs
-    )
-
-
 class Table:
     """A table: `size` seats, `status` "waiting", "playing" or "over".
 
@@ -169,7 +145,7 @@ class Table:
         self.options = options
         # whether its rules differ from its preset's: fixed with the options, and worked out
         # once (the lobby list is built every batch: issue 10)
-        self._custom = bool(overrides_of(options))
+        self.custom = bool(overrides_of(options))
         self.size = size
         self.creator: int | None = creator  # a session id
         self.seats: list[Seat] = []
@@ -326,7 +302,7 @@ class Table:
         seat = self.seat_of(sid)
         if seat is None:
             return "absent"
-        self._pass_creator(sid)
+        self.pass_creator(sid)
         self.ready.discard(seat)
         self.play_again.discard(seat)
         self.seats[seat].owner = None  # left on purpose: the seat is no longer theirs
@@ -353,132 +329,12 @@ class Table:
         self.seats[seat].gone = True
         return "gone"
 
-    def holds_for(self, sid: int) -> int | None:
-        """The seat that session `sid` keeps if its connection drops (issue 5, item 2): one
-        with dice, at a game in play, of a player with an identity; None when a drop is a
-        leave (`leave`: a guest cannot come back, a waiting seat closes up)."""
-        seat = self.seat_of(sid)
-        if seat is None or self.status != "playing" or self.seats[seat].owner is None:
-            return None
-        assert self.state is not None
-        return seat if self.state.counts[seat] > 0 else None
-
-    def disconnect(self, sid: int) -> int:
-        """Session `sid` lost its connection and `holds_for(sid)` is its seat: the seat is
-        held for its player (`away`, nobody plays it; the turn timer moves for them) until
-        `stand_in` or `reclaim`. Returns the seat."""
-        seat = self.holds_for(sid)
-        assert seat is not None, "a drop that is a leave: call leave"
-        self.epoch += 1
-        self.seats[seat].sid = None
-        self.seats[seat].away = True
-        self.ready.discard(seat)
-        self._pass_creator(sid)
-        return seat
-
-    def hand_over(self, old: int, new: int) -> int | None:
-        """Session `new` of the same player takes over the seat session `old` holds at a game
-        in play (a silent drop: `old` is not known to be dead yet). Returns the seat, or None
-        when `old` holds none that `holds_for` would keep."""
-        seat = self.holds_for(old)
-        if seat is None:
-            return None
-        self.epoch += 1
-        self.seats[seat].sid = new
-        if self.creator == old:
-            self.creator = new
-        return seat
-
-    def _pass_creator(self, sid: int) -> None:
-        """Session `sid` is no longer seated: the creator's right goes to the next human."""
+    def pass_creator(self, sid: int) -> None:
+        """Session `sid` is no longer seated (`leave`, `held_seats.disconnect`): the
+        creator's right goes to the next human."""
         if self.creator == sid:
             others = [s for i in self.humans() if (s := self.seats[i].sid) != sid]
             self.creator = others[0] if others else None
-
-    def stand_in(self, seat: int) -> str:
-        """The grace period of disconnected `seat` is over: a bot plays it ("bot") until its
-        player comes back (`reclaim`); they are ranked as having left in this round unless
-        they do. At a club table, where a bot does not play someone's stake, the seat follows
-        the club's leaving rule instead (RULES.md §6): out once the round ends ("leaving"),
-        or at once between rounds ("resigned"). "kept" when the seat is no longer away."""
-        place = self.seats[seat]
-        if not place.away or place.bot or self.status != "playing":
-            return "kept"
-        assert self.state is not None
-        self.epoch += 1
-        place.bot = True
-        if self.state.counts[seat] > 0:
-            place.left_round = self.state.round_index
-        if self.options.preset != "club" or self.state.counts[seat] == 0:
-            return "bot"
-        place.away = False
-        place.owner = None
-        if self.state.phase == "bidding":
-            place.leaving = True
-            return "leaving"
-        self.act(Resign(seat=seat))
-        return "resigned"
-
-    def held_for(self, owner: str) -> int | None:
-        """The seat held (or played by a bot) for the disconnected player `owner`, or None."""
-        if self.status != "playing":
-            return None
-        for i, seat in enumerate(self.seats):
-            if seat.away and seat.owner == owner and seat.sid is None:
-                return i
-        return None
-
-    def reclaim(self, sid: int, owner: str) -> int | None:
-        """Session `sid` of the player `owner` takes back their seat (issue 5, item 2): no
-        bot plays it any more and they are no longer ranked as having left. Returns the seat,
-        or None when no seat is held for `owner`."""
-        seat = self.held_for(owner)
-        if seat is None:
-            return None
-        self.epoch += 1
-        place = self.seats[seat]
-        place.sid = sid
-        place.away = False
-        place.bot = False
-        place.left_round = None
-        if self.creator is None:
-            self.creator = sid
-        return seat
-
-    def auto_move(
-        self, rng: random.Random, dice: random.Random | None = None
-    ) -> protocol.AutoMove | None:
-        """The turn timer ran out (issue 5, item 1): make `bots.automatic_move` for the seat
-        to move, record it in `automatic` and return it; None when no human's turn waits.
-        A reroll's dice come from `dice` (`rng` when None)."""
-        state = self.state
-        if self.status != "playing" or state is None or state.phase != "bidding":
-            return None
-        seat = state.turn
-        if self.seats[seat].bot:
-            return None
-        command = bots.automatic_move(observe(state, seat))
-        move = protocol.AutoMove(
-            round=state.round_index,
-            seat=seat,
-            bids=len(state.bids),
-            call=command.call if isinstance(command, protocol.MakeCall) else None,
-        )
-        self.act(self.action_for(command, seat, rng if dice is None else dice))
-        self.automatic.append(move)
-        return move
-
-    def turn_key(self) -> tuple[int, int, int] | None:
-        """Which turn a human waits on now: (seat, round, actions so far in the round), or
-        None (no game, not bidding, or a bot's turn). A turn timer set for one key is stale
-        once the key changes."""
-        state = self.state
-        if self.status != "playing" or state is None or state.phase != "bidding":
-            return None
-        if self.seats[state.turn].bot:
-            return None
-        assert self.log is not None
-        return (state.turn, state.round_index, len(self.log.rounds[-1].actions))
 
     # ---- the game ------------------------------------------------------------------------
 
@@ -583,60 +439,6 @@ class Table:
                 return Reroll(seat=seat, reveal=tuple(reveal), new_faces=roll_dice(rng, left))
         raise TypeError(f"not a play command: {command!r}")
 
-    def _bot_calls_out_of_turn(self, turn: int) -> bool:
-        """Before the bot at seat `turn` moves, the other bots may call the last bid out of
-        turn (`bots.out_of_turn_calls`): the first that does ends the round. True when one
-        did. (Bots are asked when a bot is to move; while a person thinks, none calls.)"""
-        assert self.state is not None
-        levels = [(seat.level or "medium") if seat.bot else None for seat in self.seats]
-        for call in bots.out_of_turn_calls(self.state, levels, turn):
-            try:
-                self.act(call)
-            except RuleError:  # optional: the bot to move moves as it would have
-                log.exception(
-                    "table %s: bot at seat %s could not call out of turn", self.id, call.seat
-                )
-                continue
-            return True
-        return False
-
-    def bot_move(self, rng: random.Random, dice: random.Random | None = None) -> None:
-        """The bot to act (if any) moves, deciding from its own view only with `rng`; right
-        after its bid it may show and reroll (RULES.md §6, `bots.show_after_bid`), the new
-        dice from `dice` (`rng` when None: a seeded test's one stream). Before it, another
-        bot may call the last bid out of turn (`_bot_calls_out_of_turn`)."""
-        dice = rng if dice is None else dice
-        seat = self.bot_to_move()
-        if seat is None or self.state is None:
-            return
-        if self._bot_calls_out_of_turn(seat):
-            return
-        view = observe(self.state, seat)
-        command = None
-        try:
-            # a bot of its own level; one playing a human's seat plays as medium
-            command = bots.choose(view, rng, level=self.seats[seat].level or "medium")
-            self.act(self.action_for(command, seat, dice))
-        except Exception:
-            # A bot must never stall its table: log it and make the plainest legal move.
-            log.exception("table %s: bot at seat %s chose %r", self.id, seat, command)
-            choices = view.choices
-            fallback = (
-                Call(seat=seat, call="dudo")
-                if choices.dudo
-                else PlaceBid(seat=seat, bid=choices.bids[0])
-            )
-            self.act(fallback)
-        if self.state.phase == "bidding" and self.state.last_action_seat == seat:
-            level = self.seats[seat].level or "medium"
-            shown = bots.show_after_bid(observe(self.state, seat), rng, level=level)
-            if shown is not None:
-                try:
-                    self.act(self.action_for(shown, seat, dice))
-                except RuleError:  # optional: the bid stands without it
-                    # not the command: it names dice still under the bot's cup
-                    log.exception("table %s: bot at seat %s could not reroll", self.id, seat)
-
     def confirm(self, seat: int, round_: int) -> bool:
         """`seat` saw the reveal of round `round_`: the finished round's index (that of
         `view.last`) or the next one's (`view.round_index`). False when nothing waited (or
@@ -684,77 +486,14 @@ class Table:
             return None
         return state.turn if self.seats[state.turn].bot else None
 
-    # ---- what others see -----------------------------------------------------------------
-
-    def table_state(
-        self,
-        seat: int | None,
-        names: dict[int, str],
-        paused: bool = False,
-        clock: protocol.TurnClock | None = None,
-        grace: dict[int, float] | None = None,
-        ratings: Mapping[int, int] | None = None,
-        fill_in: float | None = None,
-        programs: Collection[int] = (),
-    ) -> protocol.TableState:
-        """The table as `seat` (None: a spectator) may see it; `names` by session id;
-        `paused` while an admin holds the table; `clock` the turn timer running; `grace`
-        the seconds left to the seats held for disconnected players (by seat); `ratings`
-        the shown rating of each rated account by account id (an account not in it shows
-        `NEW_RATING`; a bot or a guest none: issue 13); `fill_in` the seconds left until bots
-        take the free seats of a quick-play table (`protocol.QuickPlay`); `programs` the
-        account ids of bot accounts (their seats are marked `SeatInfo.bot_account`)."""
-        grace = grace or {}
-        return protocol.TableState(
-            id=self.id,
-            name=self.name,
-            status=self.status,
-            seats=tuple(
-                protocol.SeatInfo(
-                    name=s.name,
-                    bot=s.bot,
-                    away=s.away,
-                    grace=None if s.bot or not s.away else round(grace.get(i, 0.0), 1),
-                    rating=None if s.bot else rating_of(s.owner, ratings),
-                    level=s.level if s.bot else None,
-                    bot_account=is_program(s.owner, programs),
-                )
-                for i, s in enumerate(self.seats)
-            ),
-            size=self.size,
-            me=seat,
-            creator=self.seat_of(self.creator) if self.creator is not None else None,
-            spectators=tuple(names[sid] for sid in self.spectators if sid in names),
-            game=None if self.state is None else observe(self.state, seat),
-            opening=self.opening,
-            play_again=tuple(self.seats[i].name for i in sorted(self.play_again)),
-            waiting_for=tuple(self.seats[i].name for i in self.waiting_for()),
-            options=self.options,
-            paused=paused,
-            clock=clock,
-            automatic=tuple(self.automatic),
-            turn_seconds=self.turn_seconds,
-            grace_seconds=self.grace_seconds,
-            rating_changes=self.rating_changes,
-            fill_in=fill_in,
-            code=self.code if seat is not None else None,
-        )
-
-    def summary(self) -> protocol.TableSummary:
-        """The table's line in the lobby list."""
-        return protocol.TableSummary(
-            id=self.id,
-            name=self.name,
-            preset=self.options.preset,
-            calza=self.options.calza,
-            status=self.status,
-            seats=self.size,
-            players=tuple(seat.name for seat in self.seats if not seat.gone),
-            bots=sum(1 for seat in self.seats if seat.bot),
-            free=self.free,
-            spectators=len(self.spectators),
-            options=self.options,
-            custom=self._custom,
-            turn_seconds=self.turn_seconds,
-            away=len(self.away()),
-        )
+    def turn_key(self) -> tuple[int, int, int] | None:
+        """Which turn a human waits on now: (seat, round, actions so far in the round), or
+        None (no game, not bidding, or a bot's turn). A turn timer set for one key is stale
+        once the key changes."""
+        state = self.state
+        if self.status != "playing" or state is None or state.phase != "bidding":
+            return None
+        if self.seats[state.turn].bot:
+            return None
+        assert self.log is not None
+        return (state.turn, state.round_index, len(self.log.rounds[-1].actions))

@@ -1,19 +1,21 @@
 """The Perudo rules engine (RULES.md): pure, immutable, dice passed in.
 
-Imports neither textual nor asyncssh. See `engine` for `apply`, `options` for the presets,
-`view` for the per-player observation.
+Imports neither textual nor asyncssh. See `engine` for `apply`, `legality` for what a seat may
+do now, `options` for the presets, `view` for the per-player observation.
 """
 
 from perudo_ssh.rules.engine import (
     apply,
-    beats,
-    bid_fault,
     count_bid,
-    legal_actions,
-    legal_bids,
     new_game,
     next_active,
     opening_leaders,
+)
+from perudo_ssh.rules.legality import (
+    beats,
+    bid_fault,
+    legal_actions,
+    legal_bids,
     resign_fault,
 )
 from perudo_ssh.rules.options import (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-from perudo_ssh.rules.engine import (
+from perudo_ssh.rules.legality import (
     calza_fault,
     calzone_fault,
     dudo_fault,

@@ -42,9 +42,9 @@ from perudo_ssh.records import (
     LinkThrottle,
     LinkThrottled,
     Records,
-    RemoteRecords,
     throttled_link,
 )
+from perudo_ssh.records_bus import RemoteRecords
 from perudo_ssh.session import LobbySession
 from perudo_ssh.ssh.login import AppFactory, Login
 from perudo_ssh.ssh.play import ProgramRun
