@@ -44,7 +44,7 @@ from screens.mounting import composed
 from screens.reveal import RevealPanel
 from screens.roundlog import RoundLog, round_log_lines
 from screens.rounds import RoundsScreen
-from screens.shared import TickingStatic
+from screens.ticking import TickingStatic
 from screens.widgets import BidHistory, CupsPanel, DiceRow, DrawnTexts
 from screens.wording import bid_refusal, call_refusal, call_word, no_raise
 
