@@ -23,9 +23,9 @@ from textual.widgets import Static
 
 from perudo_ssh.i18n import N_, Translator
 from perudo_ssh.records import LINK_CODE_SECONDS, KeyInfo, show_code
+from screens.cheaper import PartialBackground
 from screens.footer import Footer
 from screens.mounting import composed
-from screens.shared import PartialBackground
 
 if TYPE_CHECKING:
     from perudo_ssh.records import Account, Records

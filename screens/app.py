@@ -31,6 +31,7 @@ from perudo_ssh.i18n import translator as translator_for
 from perudo_ssh.logs import log_event
 from screens.admin import AdminScreen
 from screens.chat import ChatLogs, chat_arrived
+from screens.cheaper import KeptPanel
 from screens.dialogs import ConfirmDialog
 from screens.help import HelpScreen
 from screens.keys import KeysOnTheirWay
@@ -39,7 +40,6 @@ from screens.messages import LobbyEventArrived, Send
 from screens.notices import DrawnNotices
 from screens.refusals import refusal_text, say
 from screens.rules import RulesScreen, table_settings
-from screens.shared import KeptPanel
 from screens.table import TableScreen
 from screens.wording import marked
 

@@ -6,7 +6,7 @@ from textual.binding import Binding
 from textual.message import Message
 
 from perudo_ssh.i18n import N_
-from screens.shared import QuietInput
+from screens.cheaper import QuietInput
 
 
 class BidInput(QuietInput):

@@ -11,9 +11,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from perudo_ssh.i18n import N_, Terms, Translator
+from screens.cheaper import PartialBackground
 from screens.footer import Footer
 from screens.mounting import composed
-from screens.shared import PartialBackground
 from screens.widgets import app_tr
 
 

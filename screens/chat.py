@@ -26,9 +26,11 @@ from textual.widgets import Input
 from perudo_ssh import protocol
 from perudo_ssh.chat import HISTORY, MAX_CHAT_LENGTH, clean_chat
 from perudo_ssh.i18n import N_, Translator
+from screens.cellframes import send_at_once
+from screens.cheaper import QuietInput
 from screens.keys import at_once
 from screens.messages import Send
-from screens.shared import SHARED_CACHES, QuietInput, SharedLines, send_at_once
+from screens.shared import SHARED_CACHES, SharedLines
 from screens.widgets import app_tr
 from screens.wording import marked
 

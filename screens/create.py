@@ -32,6 +32,7 @@ from perudo_ssh.bots import LEVELS
 from perudo_ssh.i18n import N_, Terms, Translator
 from perudo_ssh.rules import PRESET_NAMES, PRESETS, Options, OptionsError, options_for
 from perudo_ssh.rules.options import CHOICES, FLAGS, LIMITS, check_options
+from screens.cheaper import PartialBackground, QuietInput
 from screens.choice import Choice
 from screens.footer import Footer
 from screens.mounting import composed
@@ -48,7 +49,6 @@ from screens.rulestext import (
     turn_timer_label,
     value_label,
 )
-from screens.shared import PartialBackground, QuietInput
 from screens.wording import bot_level_word
 
 SEATS = range(2, 7)

@@ -12,10 +12,10 @@ from textual.widgets import Static
 
 from perudo_ssh import protocol
 from perudo_ssh.i18n import N_, Translator
+from screens.cheaper import PartialBackground
 from screens.footer import Footer
 from screens.messages import Send
 from screens.mounting import composed
-from screens.shared import PartialBackground
 from screens.tableview import game_over_line, seat_names
 from screens.widgets import app_tr
 from screens.wording import finishing_order

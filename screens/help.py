@@ -15,9 +15,9 @@ from textual.widgets import Static
 
 from perudo_ssh.i18n import N_, Translator
 from perudo_ssh.rules import Options
+from screens.cheaper import KeptPanel, PartialBackground
 from screens.footer import Footer
 from screens.rules import Settings, rules_content, rules_title, settings_content
-from screens.shared import KeptPanel, PartialBackground
 from screens.wording import auto_marker
 
 KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (

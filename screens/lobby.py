@@ -34,7 +34,8 @@ from screens.messages import Send
 from screens.mounting import composed
 from screens.profile import ProfileScreen
 from screens.quickplay import QuickPlayDialog
-from screens.shared import SHARED_CACHES, SharedGrid, SharedLines
+from screens.shared import SHARED_CACHES, SharedLines
+from screens.sharedgrid import SharedGrid
 from screens.tableview import status_word
 from screens.widgets import DrawnTexts
 from screens.wording import duration, marked

@@ -17,10 +17,10 @@ from textual.widgets import Static
 from perudo_ssh import protocol
 from perudo_ssh.i18n import N_, Translator
 from perudo_ssh.rules import PRESETS
+from screens.cheaper import PartialBackground
 from screens.footer import Footer
 from screens.mounting import composed
 from screens.rulestext import preset_blurb
-from screens.shared import PartialBackground
 from screens.widgets import app_tr
 
 CHOICES: tuple[str | None, ...] = (None, *PRESETS)

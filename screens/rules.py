@@ -19,9 +19,9 @@ from textual.widgets import Static
 from perudo_ssh import protocol
 from perudo_ssh.i18n import N_, Translator
 from perudo_ssh.rules import Options
+from screens.cheaper import KeptPanel, PartialBackground
 from screens.footer import Footer
 from screens.rulestext import lobby_rules, rules_summary, settings_lines
-from screens.shared import KeptPanel, PartialBackground
 
 Subject = Literal["table", "draft", "lobby"]
 """Whose rules the panel shows: the table here, the table being created, or (no options)

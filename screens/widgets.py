@@ -20,7 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from perudo_ssh.i18n import Translator, translator
-from screens.shared import ChangedRows
+from screens.changedrows import ChangedRows
 from screens.wording import bot_tag, clock_time
 
 # Box-drawing digits render in any UTF-8 terminal; the paco (face 1) gets a double box.

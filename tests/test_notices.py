@@ -190,7 +190,7 @@ async def test_a_clock_under_a_notice_is_not_written_over_it() -> None:
     """The turn clock's ticks go to the terminal at once (`TickingStatic._send_at_once`)
     only where nothing is drawn over them: with notices stacked over the bid line, each
     tick leaves the terminal a whole repaint (the notices whole, the clock beneath)."""
-    from screens.shared import TickingStatic
+    from screens.ticking import TickingStatic
 
     session = FakeSession()
     now = [1000.0]

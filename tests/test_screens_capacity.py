@@ -25,11 +25,11 @@ from perudo_ssh.ssh.isolation import (
 )
 from screens.app import make_app
 from screens.chat import ChatInput, ChatLines
+from screens.cheaper import PartialBackground, QuietInput
 from screens.create import CreateTableDialog
 from screens.footer import Footer
 from screens.help import HelpScreen
 from screens.lobby import LobbyScreen
-from screens.shared import PartialBackground, QuietInput
 from screens.table import TableScreen
 from tests.frames import Shown, _cells
 from tests.test_screens_fakes import (
@@ -252,7 +252,7 @@ class Grids(App[None]):
     def compose(self):
         from textual.widgets import DataTable
 
-        from screens.shared import SharedGrid
+        from screens.sharedgrid import SharedGrid
 
         for grid in (DataTable(id="plain"), SharedGrid(id="shared")):
             grid.cursor_type, grid.zebra_stripes = "row", True
@@ -337,7 +337,7 @@ async def test_scrollbars_alike_are_drawn_once_and_as_textual_draws_them() -> No
 
 async def test_lobby_screens_alike_share_their_drawn_lines_and_others_draw_their_own() -> None:
     from screens.lobby import OnlineColumn
-    from screens.shared import SharedGrid
+    from screens.sharedgrid import SharedGrid
 
     tables = tuple(summary(i) for i in range(1, 5))
     state = P.LobbyState(tables=tables, online=("ana", "ben", "carl"))
@@ -381,7 +381,7 @@ async def test_lobby_lists_keep_no_dead_drawings_and_share_their_cells() -> None
     a lobby screen drew before is dead but was kept (up to 10,000 cells a screen, ~85 objects
     an update for the collector to walk). A SharedGrid keeps none of it, and two lobby
     screens hold the same cell objects (`plain_cell`), drawn as before."""
-    from screens.shared import SharedGrid
+    from screens.sharedgrid import SharedGrid
 
     tables = tuple(summary(i) for i in range(1, 9))
     sessions = [FakeSession(name) for name in ("ana", "ben")]
@@ -908,7 +908,7 @@ class _Bordered(App[None]):
     CSS = "TickingStatic { border: round $accent; padding: 1 3; height: 5; width: 40; }"
 
     def compose(self):
-        from screens.shared import TickingStatic
+        from screens.ticking import TickingStatic
 
         yield TickingStatic(id="line")
 
@@ -918,7 +918,7 @@ async def test_a_clock_inside_a_border_and_padding_ticks_in_its_own_cells() -> N
     each second is sent at once and the terminal equals a whole repaint."""
     from textual.content import Content
 
-    from screens.shared import TickingStatic
+    from screens.ticking import TickingStatic
 
     install_drawing_savers()
     app = _Bordered()
@@ -957,7 +957,7 @@ async def test_a_turn_clock_tick_sends_only_its_time_and_draws_as_a_whole_draw(s
     own drawing of its content."""
     from textual.widget import Widget
 
-    from screens.shared import TickingStatic
+    from screens.ticking import TickingStatic
 
     session = FakeSession()
     now = [1000.0]
