@@ -116,6 +116,7 @@ ProgramEvent = (
     | protocol.Goodbye
     | protocol.Announcement
     | protocol.Challenged
+    | protocol.ServerNotes
 )
 """The lobby's events a program gets: every one but the admins' (`AdminState` answers an
 admin command, which programs may not send)."""

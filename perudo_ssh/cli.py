@@ -12,6 +12,7 @@ perudo-ssh analyse RECORD.json|-        (every move's odds, the moves that cost 
 perudo-ssh admin add|remove NAME|FINGERPRINT [--config perudo.toml]
 perudo-ssh admin list [--config perudo.toml]
 perudo-ssh admin bot NAME [--remove] [--db perudo.db] [--config perudo.toml]
+perudo-ssh admin motd TEXT|--clear [--config perudo.toml]
 perudo-ssh backup FILE [--db perudo.db] [--config perudo.toml]   (while the server runs)
 perudo-ssh restore FILE [--db perudo.db] [--config perudo.toml]  (while no server runs)
 perudo-ssh health [--listen ADDRESS] [--port N] [--config perudo.toml]  (exit 0: SSH answers)
@@ -95,6 +96,24 @@ def analyse_command(source: str) -> int:
     return 0 if replay_frames(record).fault_round is None else 1
 
 
+def motd_command(args: argparse.Namespace) -> int:
+    """`perudo-ssh admin motd TEXT` / `--clear`: set or remove the message of the day in the
+    config file (`config.set_motd`); a running server shows it in every lobby within seconds.
+    Prints what it did. Returns 0 done, 2 no TEXT nor --clear (or both), a malformed file or
+    message (one line on stderr)."""
+    if (args.text is None) == (not args.clear):
+        print("perudo-ssh admin motd: give the TEXT, or --clear", file=sys.stderr)
+        return 2
+    try:
+        changed = configuration.set_motd(args.config, None if args.clear else args.text)
+    except configuration.ConfigError as exc:
+        print(f"perudo-ssh admin motd: {exc}", file=sys.stderr)
+        return 2
+    what = "removed the message of the day" if args.clear else "set the message of the day"
+    print(f"{what} in {args.config}" if changed else f"nothing to change in {args.config}")
+    return 0
+
+
 def admin_command(args: argparse.Namespace) -> int:
     """`perudo-ssh admin add|remove|list`: edit or show the admins of the config file
     (`perudo_ssh.config`). A NAME is looked up in the player database for its keys.
@@ -108,6 +127,8 @@ def admin_command(args: argparse.Namespace) -> int:
     path: Path = args.config
     if args.action == "bot":
         return bot_command(args)
+    if args.action == "motd":
+        return motd_command(args)
     try:
         if args.action == "list":
             admins = configuration.load_config(path).admins
@@ -322,6 +343,12 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument(
             "--config", type=Path, default=configuration.DEFAULT_PATH, help=config_help
         )
+    motd = actions.add_parser(
+        "motd", help="set the message of the day shown in the lobby (the server need not restart)"
+    )
+    motd.add_argument("text", nargs="?", metavar="TEXT", help="the message (plain text)")
+    motd.add_argument("--clear", action="store_true", help="show no message of the day")
+    motd.add_argument("--config", type=Path, default=configuration.DEFAULT_PATH, help=config_help)
     bot = actions.add_parser(
         "bot", help="make a player's account a bot account (it plays with `ssh HOST play`)"
     )

@@ -30,6 +30,7 @@ import re
 import stat
 import tempfile
 import tomllib
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -46,7 +47,10 @@ Resolver = Callable[[str], Sequence[str]]
 """Gives the key fingerprints of the account with a player name (empty: no such account)."""
 
 _FINGERPRINT = re.compile(r"SHA256:[A-Za-z0-9+/]{43}")
-_SERVER_KEYS: Final = ("listen", "port", "host_keys", "db")
+_SERVER_KEYS: Final = ("listen", "port", "host_keys", "db", "name", "banner", "motd")
+TEXT_LIMITS: Final = {"name": 40, "banner": 1000, "motd": 300}
+"""The longest `[server]` texts, in characters: the server's name, the pre-login banner, the
+message of the day."""
 _HEADER = """\
 # perudo-ssh configuration (see README.md, "Configuration").
 """
@@ -65,12 +69,27 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True):
 
     `listen` an address, `port` 0–65535 (0: any free port), `host_keys` the folder of the SSH
     host key, `db` the player database file; paths absolute or relative to the working folder
-    (a relative path in the file is taken from the file's folder)."""
+    (a relative path in the file is taken from the file's folder). Issue 15, item 5: `name`
+    the server's name (the lobby's title, `{name}` in the banner), `banner` the text SSH
+    clients show before login (asyncssh's auth banner), `motd` the message of the day shown
+    in the lobby — plain text of at most `TEXT_LIMITS` characters, no control characters
+    but line breaks (none in `name`)."""
 
     listen: str | None = None
     port: int | None = None
     host_keys: Path | None = None
     db: Path | None = None
+    name: str | None = None
+    banner: str | None = None
+    motd: str | None = None
+
+    def banner_text(self) -> str | None:
+        """The banner with `{name}` filled in (the name, else "perudo-ssh"), ending in a
+        line break; None when there is none."""
+        if not self.banner:
+            return None
+        text = self.banner.replace("{name}", self.name or "perudo-ssh")
+        return text if text.endswith("\n") else text + "\n"
 
 
 class Config(msgspec.Struct, frozen=True, kw_only=True):
@@ -132,6 +151,11 @@ def _server_settings(path: Path, text: str, table: Any) -> ServerSettings:
                 message = f"port must be a whole number from 0 to 65535, not {value!r}"
                 raise _error(path, text, message, "server", key)
             settings[key] = value
+        elif key in TEXT_LIMITS:
+            problem = _text_problem(key, value)
+            if problem is not None:
+                raise _error(path, text, problem, "server", key)
+            settings[key] = value.strip()
         elif not isinstance(value, str) or not value:
             message = f"{key} must be a non-empty string, not {value!r}"
             raise _error(path, text, message, "server", key)
@@ -140,6 +164,19 @@ def _server_settings(path: Path, text: str, table: Any) -> ServerSettings:
         else:
             settings[key] = path.parent / value
     return ServerSettings(**settings)
+
+
+def _text_problem(key: str, value: object) -> str | None:
+    """What is wrong with `value` as the `[server]` text `key`, or None."""
+    if not isinstance(value, str):
+        return f"{key} must be a string, not {value!r}"
+    if len(value) > TEXT_LIMITS[key]:
+        return f"{key} is {len(value)} characters long: at most {TEXT_LIMITS[key]}"
+    allowed = "" if key == "name" else "\n"
+    bad = next((c for c in value if unicodedata.category(c) == "Cc" and c not in allowed), None)
+    if bad is not None:
+        return f"{key} must not hold the control character {bad!r}"
+    return None
 
 
 def _limits(path: Path, text: str, table: Any) -> Limits:
@@ -194,6 +231,16 @@ def parse_config(text: str, path: Path = DEFAULT_PATH) -> Config:
         admins=_admins(path, text, document.get("admins", {})),
         limits=_limits(path, text, document.get("limits")),
     )
+
+
+def file_signature(path: Path) -> tuple[int, int] | None:
+    """What tells a changed file at `path` from the one read before: (modification time in
+    ns, size); None when it cannot be read (missing)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size)
 
 
 def load_config(path: Path = DEFAULT_PATH) -> Config:
@@ -297,3 +344,29 @@ def remove_admin(path: Path, who: str, resolve: Resolver | None = None) -> list[
             del admins[fingerprint]
         _write(path, document)
     return removed
+
+
+def set_motd(path: Path, motd: str | None) -> bool:
+    """Set the message of the day (`[server] motd`) in the file at `path` (created if
+    missing), or remove it (`motd` None or empty); a running server shows it within seconds
+    (`perudo_ssh.lobby.notes`). Returns whether the file changed. Raises `ConfigError` for a
+    malformed file or a message that is too long or holds control characters."""
+    motd = (motd or "").strip()
+    if motd:
+        problem = _text_problem("motd", motd)
+        if problem is not None:
+            raise ConfigError(problem)
+    if (load_config(path).server.motd or "") == motd:
+        return False
+    document = _document(path)
+    if "server" not in document:
+        if not motd:
+            return False
+        document.add("server", tomlkit.table())
+    server: Any = document["server"]
+    if motd:
+        server["motd"] = motd
+    else:
+        del server["motd"]
+    _write(path, document)
+    return True

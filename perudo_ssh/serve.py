@@ -35,6 +35,7 @@ from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.lobby.archive import GameArchive, update_ratings
 from perudo_ssh.lobby.moderation import AdminList
+from perudo_ssh.lobby.notes import watch_notes
 from perudo_ssh.lobby.process import prepare_lobby
 from perudo_ssh.metrics import Metered
 from perudo_ssh.records import Account
@@ -188,6 +189,7 @@ async def serve_forever(
         host,
     )
     collector.start()
+    notes = None if config is None else loop.create_task(watch_notes(lobby, config))
     try:
         await stop.wait()
         log.info("stopping")
@@ -205,6 +207,8 @@ async def serve_forever(
             await archive.drain()  # every finished game is written before the database closes
         finally:
             collector.stop()
+            if notes is not None:
+                notes.cancel()
             if metered is not None:
                 metered.stop()
             await store.close()

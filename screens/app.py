@@ -130,6 +130,8 @@ class PerudoApp(KeysOnTheirWay, DrawnNotices, App[str | None]):
         self.player_name: str = session.name
         self.lobby: protocol.LobbyState | None = None
         self.table: protocol.TableState | None = None
+        self.notes: protocol.ServerNotes | None = None
+        """The server's name and message of the day, once the lobby said them (issue 15)."""
         self._lobby_pending = False
         self._panels: dict[type[KeptPanel], KeptPanel] = {}
         self._panel_timers: dict[type[KeptPanel], Timer] = {}
@@ -327,6 +329,16 @@ class PerudoApp(KeysOnTheirWay, DrawnNotices, App[str | None]):
                 for screen in self.screen_stack:
                     if isinstance(screen, AdminScreen):
                         screen.show(state)
+            case protocol.ServerNotes() as notes:
+                self.notes = notes
+                self._lobby_screen().show_notes(notes)
+                if notes.changed and notes.motd:
+                    # changed while this player is here: said once, wherever they are
+                    self.notify_words(
+                        notes.motd,
+                        title=self.tr._("Message of the day"),
+                        timeout=ANNOUNCEMENT_SECONDS,
+                    )
             case protocol.Announcement(text=text, by=by):
                 self.notify_words(
                     text,

@@ -187,6 +187,7 @@ class LobbyScreen(Screen[None]):
         self._ratings: tuple[int | None, ...] = ()  # beside `_online` (issue 13)
         self._programs: frozenset[str] = frozenset()  # bot accounts of `_online` (issue 14)
         self._player = ""
+        self._notes = protocol.ServerNotes()  # the server's name and message of the day
         self._drawn = DrawnTexts(self)  # what the title, hint and online column show
 
     @property
@@ -196,6 +197,9 @@ class LobbyScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="lobby-title")
+        motd = Static(self._notes.motd, id="lobby-motd")
+        motd.display = bool(self._notes.motd)
+        yield motd
         with Horizontal(id="lobby-body"):
             table = SharedGrid(id="tables", cursor_type="row", zebra_stripes=True)
             for key, label in zip(COLUMN_KEYS, column_labels(self.tr), strict=True):
@@ -207,9 +211,13 @@ class LobbyScreen(Screen[None]):
         yield Footer()
 
     def _title(self) -> Text:
+        server = self._notes.name or "perudo-ssh"
         if self._player:
-            return Text(self.tr._("perudo-ssh · liar's dice · welcome, {name}", name=self._player))
-        return Text(self.tr._("perudo-ssh · liar's dice"))
+            return Text(
+                self.tr._("{server} · liar's dice · welcome, {name}", server=server,
+                          name=self._player)
+            )  # fmt: skip
+        return Text(self.tr._("{server} · liar's dice", server=server))
 
     def _hint(self) -> str | Text:
         """Under the list: what to do without a table, else the chosen table's details."""
@@ -259,6 +267,8 @@ class LobbyScreen(Screen[None]):
         self._live = True  # composed: from now on, draw at once
         if self._player:
             self.show_welcome(self._player)
+        if self._notes.motd:
+            self.show_notes(self._notes)
         if self._pending is not None:
             self.show_lobby(self._pending)
 
@@ -267,6 +277,15 @@ class LobbyScreen(Screen[None]):
         self._player = name
         if self._live:
             self._drawn.put("#lobby-title", self._title())
+
+    def show_notes(self, notes: protocol.ServerNotes) -> None:
+        """Show the server's name in the title and its message of the day under it (issue
+        15, item 5; no line when there is none): plain text, as the operator wrote it."""
+        self._notes = notes
+        if self._live:
+            self._drawn.put("#lobby-title", self._title())
+            self._drawn.put("#lobby-motd", notes.motd, layout=True)
+            self.query_one("#lobby-motd", Static).display = bool(notes.motd)
 
     def show_lobby(self, lobby: protocol.LobbyState) -> None:
         """Bring the table list and the online list up to date with `lobby`, in place."""

@@ -40,6 +40,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar, TypeVar
 
+import msgspec
+
 from perudo_ssh import protocol
 from perudo_ssh.i18n import N_
 from perudo_ssh.lobby import broadcast, commands, flow, saving, sessions
@@ -71,6 +73,11 @@ class _Refresh:
 @dataclass(frozen=True, slots=True)
 class _Stop:
     pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Notes:
+    notes: protocol.ServerNotes
 
 
 Persist = Callable[[Mapping[int, bytes | None]], Awaitable[None]]
@@ -132,6 +139,9 @@ class Lobby:
         self.moderation = moderation if moderation is not None else Moderation()
         self.persist = persist
         self.timer_scale = timer_scale
+        # the server's name and message of the day (perudo.toml: `set_notes`), told to each
+        # session on connect when set
+        self.notes = protocol.ServerNotes()
         self.meter = meter  # what the operator's metrics count (`perudo_ssh.metrics`)
         # when the command being handled was posted (`FromSession.at`), and those of the
         # players' moves of this batch, timed once its events are out (`broadcast.end_batch`)
@@ -297,6 +307,12 @@ class Lobby:
         connection broke may have missed events). Unknown sessions are ignored."""
         self._inbox.put_nowait(_Refresh(sid))
 
+    def set_notes(self, name: str = "", motd: str = "") -> None:
+        """The server's name and message of the day are now `name` and `motd` (issue 15,
+        item 5): every session is told at the end of the batch if they changed, and each
+        new one on connect (`protocol.ServerNotes`). Never blocks."""
+        self._inbox.put_nowait(_Notes(protocol.ServerNotes(name=name, motd=motd)))
+
     def leave_table(self, client: Client) -> None:
         """See `commands.leave_table`."""
         commands.leave_table(self, client)
@@ -418,6 +434,12 @@ class Lobby:
                 broadcast.on_rated(self, message)
             case _Refresh(sid=sid):
                 sessions.on_refresh(self, sid)
+            case _Notes(notes=notes):
+                if notes != self.notes:
+                    self.notes = notes
+                    told = msgspec.structs.replace(notes, changed=True)
+                    for client in self.live_clients():
+                        self.tell(client, told)
             case _:
                 raise TypeError(f"not an inbox message: {message!r}")
 

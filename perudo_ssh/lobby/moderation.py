@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import os
 import time
 from collections import deque
 from collections.abc import Callable, Collection, Coroutine, Mapping
@@ -63,13 +62,7 @@ class AdminList:
             self._admins = dict(admins or {})
 
     def _signature(self) -> tuple[int, int] | None:
-        if self.path is None:
-            return None
-        try:
-            info = os.stat(self.path)
-        except OSError:
-            return None
-        return (info.st_mtime_ns, info.st_size)
+        return None if self.path is None else configuration.file_signature(self.path)
 
     def _reload(self) -> None:
         signature = self._signature()

@@ -21,6 +21,7 @@ from perudo_ssh.lobby.actor import Lobby
 from perudo_ssh.lobby.archive import GameArchive, shown_ratings, update_ratings
 from perudo_ssh.lobby.host import LobbyHost
 from perudo_ssh.lobby.moderation import AdminList
+from perudo_ssh.lobby.notes import watch_notes
 from perudo_ssh.metrics import Metered
 from perudo_ssh.records_bus import serve_records
 from perudo_ssh.stopping import stop_signals
@@ -80,11 +81,14 @@ async def run_lobby(
     bus: NatsBus | None = None
     host: LobbyHost | None = None
     metered: Metered | None = None
+    notes: asyncio.Task[None] | None = None
     try:
         metered = Metered.start(lobby, metrics)
         await prepare_lobby(lobby, archive)
         bus = await NatsBus.connect(nats)
         lobby.start()
+        if config is not None:
+            notes = asyncio.get_running_loop().create_task(watch_notes(lobby, config))
         host = LobbyHost(
             lobby,
             bus,
@@ -106,6 +110,8 @@ async def run_lobby(
                 await host.stop()  # the goodbyes go out to the fronts
             await archive.drain()
         finally:
+            if notes is not None:
+                notes.cancel()
             if metered is not None:
                 metered.stop()
             if bus is not None:

@@ -47,6 +47,8 @@ def on_connect(lobby: Lobby, connect: Connecting) -> None:
     lobby._clients[session.id] = client
     lobby.online_changed()
     lobby.tell(client, protocol.Welcome(name=name, admin=client.admin))
+    if lobby.notes.name or lobby.notes.motd:
+        lobby.tell(client, lobby.notes)
     lobby._lobby_pending.add(session.id)
     chat.send_chat_history(lobby, client)
     take_back_seat(lobby, client)
@@ -106,6 +108,8 @@ def on_refresh(lobby: Lobby, sid: int) -> None:
     if client is None or client.dropped:
         return
     lobby.tell(client, protocol.Welcome(name=client.name, admin=client.admin))
+    if lobby.notes.name or lobby.notes.motd:
+        lobby.tell(client, lobby.notes)
     if client.table is None:
         lobby._lobby_pending.add(sid)
     else:

@@ -75,6 +75,7 @@ from perudo_ssh.protocol.events import (
     LeftTable,
     Notice,
     Refused,
+    ServerNotes,
     Welcome,
 )
 from perudo_ssh.protocol.views import (
@@ -135,6 +136,7 @@ __all__ = [
     "RatingChange",
     "Ready",
     "Refused",
+    "ServerNotes",
     "RemovePlayer",
     "ResumeTable",
     "Say",

@@ -113,6 +113,18 @@ class Announcement(Message, frozen=True, tag=True):
     by: str
 
 
+class ServerNotes(Message, frozen=True, tag=True):
+    """What the operator says of the server (issue 15, item 5; perudo.toml `[server]`):
+    its `name` ("" when none is set: the lobby says "perudo-ssh") and the message of the
+    day `motd` ("" for none), plain text shown as it is. Sent on connect when either is set
+    (`changed` False), and to everyone whenever the operator changes them (`changed` True:
+    the screens say the new message once)."""
+
+    name: str = ""
+    motd: str = ""
+    changed: bool = False
+
+
 Event = (
     Welcome
     | LobbyState
@@ -126,5 +138,6 @@ Event = (
     | Announcement
     | AdminState
     | Challenged
+    | ServerNotes
 )
 """Every event the lobby may send a session (`codec.decode_event` decodes one)."""
