@@ -168,6 +168,8 @@ class PacedInput:
         self._messages = _TokenBucket(MESSAGE_RATE, MESSAGE_BURST, self._loop.time())
 
     def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
+        """asyncssh: `data` from the client, kept until the pump gives it to the app; past
+        `MESSAGE_RATE` packets, the channel's reading is held back (never the data dropped)."""
         if self._closed or self._flooded:
             return
         self._pending += data
