@@ -172,7 +172,9 @@ def count_layouts() -> None:
             while frame is not None:
                 name = frame.f_code.co_filename
                 ours = "/screens/" in name or "/perudo_ssh/" in name
-                if ours and not name.endswith(("speedups.py", "isolation.py")):
+                if ours and not name.endswith(
+                    ("speedups.py", "isolation.py", "repaints.py", "garbage.py")
+                ):
                     where = f"{name.rsplit('/', 1)[-1]}:{frame.f_code.co_name}"
                     break
                 frame = frame.f_back

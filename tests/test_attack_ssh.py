@@ -21,6 +21,7 @@ from perudo_ssh.limits import DEFAULT_LIMITS
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.serve import start_game_server
 from perudo_ssh.ssh import driver as driver_module
+from perudo_ssh.ssh import pacing as pacing_module
 from perudo_ssh.ssh import session as session_module
 from perudo_ssh.ssh.server import Login, start_server
 from perudo_ssh.ssh.session import AppSession
@@ -142,7 +143,7 @@ async def test_keys_wait_while_the_app_draws_more_screens_than_its_budget() -> N
     session = AppSession(lambda login: None, "ana", None, "127.0.0.1:1", limits=limits)  # type: ignore[arg-type]
     session._chan = _WritableChannel()  # type: ignore[assignment]
     width, height = session.size
-    screen = b"x" * (session_module.CELL_BYTES * width * height)
+    screen = b"x" * (pacing_module.CELL_BYTES * width * height)
     feeds: list[tuple[int, int]] = []  # (keys posted, whole screens left in the budget)
 
     class Drawing(_Driver):
@@ -157,7 +158,7 @@ async def test_keys_wait_while_the_app_draws_more_screens_than_its_budget() -> N
     driver = Drawing()
     session.attach(driver)  # type: ignore[arg-type]
     session._answered_until = session._loop.time() + 60  # all of it drawn for its keys
-    for _ in range(int(session_module.SCREENS_BURST)):
+    for _ in range(int(pacing_module.SCREENS_BURST)):
         session.send(screen)  # eight full repaints already
     _pump_all(session, driver, b"????")
     assert driver.messages == []  # held back, not lost
@@ -169,7 +170,7 @@ async def test_keys_wait_while_the_app_draws_more_screens_than_its_budget() -> N
     # however much is drawn, the debt stops at SCREENS_DEBT: no key waits for long
     session.send(screen * 50)
     assert session._screens.left(session._loop.time()) == pytest.approx(
-        -session_module.SCREENS_DEBT, abs=0.05
+        -pacing_module.SCREENS_DEBT, abs=0.05
     )
     # and output that answers no key (a table's moves, the lobby's updates) costs nothing
     session._answered_until = 0.0
@@ -278,7 +279,7 @@ async def test_packet_flood_drops_that_client_only(size_server, caplog) -> None:
     await other.wait_for("size=80x24")
     assert flooder.process is not None
     with caplog.at_level(logging.WARNING, logger="perudo_ssh"):
-        for _ in range(3 * session_module.MESSAGE_BURST):
+        for _ in range(3 * pacing_module.MESSAGE_BURST):
             flooder.process.change_terminal_size(80, 24)  # each an SSH request to decrypt
         assert flooder.conn is not None
         await asyncio.wait_for(flooder.conn.wait_closed(), TIMEOUT)

@@ -23,7 +23,7 @@ from babel.messages.pofile import read_po
 import screens
 from perudo_ssh.catalogs import KEYWORDS
 from perudo_ssh.i18n import DOMAIN, LANGUAGES, LOCALE_DIR, language_of, next_language, translator
-from perudo_ssh.ssh.session import locale_of
+from perudo_ssh.ssh.client_text import locale_of
 
 ROOT = Path(__file__).resolve().parents[1]
 TRANSLATED = LANGUAGES[1:]

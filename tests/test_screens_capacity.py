@@ -215,7 +215,7 @@ def test_strips_make_their_caches_when_first_used_and_work_as_before() -> None:
     from rich.segment import Segment
     from textual.strip import Strip
 
-    from perudo_ssh.ssh.isolation import STRIP_CACHES, install_lazy_strip_caches
+    from perudo_ssh.ssh.garbage import STRIP_CACHES, install_lazy_strip_caches
 
     install_lazy_strip_caches()
     install_lazy_strip_caches()  # idempotent
@@ -796,7 +796,7 @@ def test_a_strip_never_keeps_itself_in_its_caches() -> None:
     from rich.segment import Segment
     from textual.strip import Strip
 
-    from perudo_ssh.ssh.isolation import install_lazy_strip_caches
+    from perudo_ssh.ssh.garbage import install_lazy_strip_caches
 
     install_lazy_strip_caches()
     gc.collect()
@@ -820,7 +820,7 @@ async def test_a_layout_leaves_no_cycle_for_the_collector() -> None:
     collector (each layout left its whole map in a reference cycle)."""
     from textual._compositor import Compositor
 
-    from perudo_ssh.ssh.isolation import install_acyclic_layout
+    from perudo_ssh.ssh.garbage import install_acyclic_layout
 
     assert install_acyclic_layout() and install_acyclic_layout()  # installed, idempotent
     app = lobby_app(P.Welcome(name="ana"), lobby_state(summary(1), summary(2)))

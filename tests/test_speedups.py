@@ -137,13 +137,13 @@ def test_colours_convert_as_textual_converts_them() -> None:
 
 
 def test_a_region_is_covered_as_textual_contains_it() -> None:
-    """The frames' cover test (`isolation._covered`) agrees with `Region.contains_region`
+    """The frames' cover test (`repaints._covered`) agrees with `Region.contains_region`
     on every placement of a region against two fronts on a small grid."""
     import itertools
 
     from textual.geometry import Region
 
-    from perudo_ssh.ssh.isolation import _covered
+    from perudo_ssh.ssh.repaints import _covered
 
     fronts = [Region(1, 1, 3, 2), Region(2, 0, 1, 4)]
     checked = 0

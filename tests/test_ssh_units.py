@@ -16,9 +16,10 @@ from textual._xterm_parser import XTermParser
 from textual.app import App
 
 from perudo_ssh.names import clean_name
+from perudo_ssh.ssh.client_text import MAX_FAREWELL, farewell_line
 from perudo_ssh.ssh.hostkey import load_or_create_host_key
 from perudo_ssh.ssh.isolation import color_system_for, install_redirect_guard, isolate_app
-from perudo_ssh.ssh.session import MAX_FAREWELL, _TokenBucket, farewell_line
+from perudo_ssh.ssh.pacing import _TokenBucket
 from perudo_ssh.ssh.terminal_input import PASTE_END, PASTE_START, PasteLimiter, TerminalInput
 
 

@@ -24,7 +24,8 @@ from perudo_ssh.logs import log_event
 from perudo_ssh.protocol import BanRow
 from perudo_ssh.records import Records
 from perudo_ssh.session import LobbySession
-from perudo_ssh.ssh.server import GuestNumbers, Login, start_server
+from perudo_ssh.ssh.identity import GuestNumbers
+from perudo_ssh.ssh.server import Login, start_server
 
 log = logging.getLogger(__name__)
 

@@ -46,9 +46,10 @@ from perudo_ssh.records import (
 )
 from perudo_ssh.records_bus import RemoteRecords
 from perudo_ssh.session import LobbySession
+from perudo_ssh.ssh.client_text import CRASH_MESSAGE, locale_of
 from perudo_ssh.ssh.login import AppFactory, Login
 from perudo_ssh.ssh.play import ProgramRun
-from perudo_ssh.ssh.session import CRASH_MESSAGE, AppSession, locale_of
+from perudo_ssh.ssh.session import AppSession
 
 logger = logging.getLogger(__name__)
 

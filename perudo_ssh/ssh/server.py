@@ -6,21 +6,15 @@ prompts. Passwords, port forwarding, agent and X11 forwarding and SFTP/SCP are
 refused.
 
 With a store (issue 4, item 2), a key is an account: once authentication succeeds the
-key's account is looked up, or made — its first login claims the cleaned user name, or a
-free alternative when another key holds it (`Store.claim_key`) — and every session of
-the connection waits for that before it starts. A guest is `guest-N` (numbered from 1 for
-the server's life) and nothing of theirs is stored. The app gets the account and a notice
-to show through `Login`. With a store, `ssh host COMMAND` runs the whitelisted commands of
-`perudo_ssh.ssh.commands`; without one, every command is refused.
+key's account is looked up, or made, and every session of the connection waits for that
+before it starts; a guest is `guest-N` (`perudo_ssh.ssh.identity`). With a store, `ssh host
+COMMAND` runs the whitelisted commands of `perudo_ssh.ssh.commands`; without one, every
+command is refused.
 
 Bans (issue 4, item 6) are enforced here, by a `BanCheck` the server is given: an address ban
-when authentication begins, a key ban when the key is offered. A key ban covers the key's
-account: with a store, an offered key is refused when any key of its account is banned (so a
-second key linked to the account does not evade the ban). A banned client is sent an
-authentication banner saying until when and why, then every authentication method is refused
-(a banned key does not come in as a guest either) and the connection is closed, so that the
-client asks for nothing more; a new session on a connection whose key or address was banned
-since is refused too.
+when authentication begins, a key ban (covering the key's account) when the key is offered,
+and a ban since on a new session; a banned client is shown its ban and refused
+(`perudo_ssh.ssh.login_bans`).
 
 Limits (issue 5, item 4) are the server's `Limits`: the login timeout and SSH keepalive of
 every connection, and the app sessions the server, one address and one key may hold at once,
@@ -48,23 +42,19 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import itertools
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Collection, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import asyncssh
 
 from perudo_ssh.admission import STARTUPS_FULL, Connections, SessionCounts
 from perudo_ssh.bans import normal_address
-from perudo_ssh.i18n import N_
 from perudo_ssh.limits import DEFAULT_LIMITS, Limits
 from perudo_ssh.logs import log_event
-from perudo_ssh.names import claimable_name, clean_name
-from perudo_ssh.records import Account, Records
+from perudo_ssh.records import Records
 from perudo_ssh.ssh.commands import CommandSession, ProgramFactory
 from perudo_ssh.ssh.hardening import (
     COMPRESSION_ALGS,
@@ -75,16 +65,14 @@ from perudo_ssh.ssh.hardening import (
     guard,
 )
 from perudo_ssh.ssh.hostkey import load_or_create_host_key
+from perudo_ssh.ssh.identity import GuestNumbers, Identity, LocalGuests, identify, with_identity
 from perudo_ssh.ssh.isolation import (
     install_drawing_savers,
     install_redirect_guard,
 )
 from perudo_ssh.ssh.login import AppFactory, Login
+from perudo_ssh.ssh.login_bans import BanCheck, ConnectionBans
 from perudo_ssh.ssh.session import AppSession
-from perudo_ssh.ssh.terminal_input import format_error
-
-if TYPE_CHECKING:
-    from textual.app import App
 
 __all__ = [
     "AppFactory",
@@ -107,11 +95,6 @@ LOGIN_TIMEOUT_EXPIRED = "Login timeout expired"
 NO_SESSION = "no session opened in {seconds:g} seconds"
 """The SSH disconnect reason of a logged-in connection left without a session channel."""
 
-BanCheck = Callable[[str | None, str | None, Collection[str]], str | None]
-"""`(key fingerprint or None, IP address or None, the other keys of that key's account)` ->
-the banner to show a banned client (until when, why), or None when none of them is banned.
-Called on the event loop; must not block."""
-
 
 def _evicted(conn: Any) -> None:
     """Close `conn`, not logged in yet, to make room for a connection from an address with
@@ -131,74 +114,6 @@ def _format_peer(peername: tuple[str, int] | tuple[str, int, int, int] | None) -
         return "unknown"
     host, port = peername[0], peername[1]
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-GUEST = N_("You are a guest: log in with an SSH key to keep your name and your games.")
-CLAIMED = N_("The name {name} is now yours: log in with this key to keep it.")
-TAKEN = N_("The name {asked} belongs to another player's key; you are {name} here.")
-RESERVED = N_("Names like {asked} are kept for guests, bots and second sessions; you are {name}.")
-KEY_NAME = N_("This key plays as {name}, not {asked}.")
-NO_ACCOUNT = N_("Your account could not be read just now; you play as a guest.")
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who a connection plays as: the `name` asked of the lobby, the key's `account` (None
-    for a guest), and a `notice` (an `N_` message id with `notice_args`) for the app."""
-
-    name: str
-    account: Account | None = None
-    notice: str | None = None
-    notice_args: Mapping[str, str] = field(default_factory=dict)
-
-
-GuestNumbers = Callable[[], Awaitable[int]]
-"""`await guests()`: the next guest number (`LocalGuests` in one process; in a front process,
-the lobby's, so that a guest number is given once over every front: issue 12)."""
-
-
-class LocalGuests:
-    """Guest numbers 1, 2, 3… of one process (`GuestNumbers`)."""
-
-    def __init__(self) -> None:
-        self._numbers = itertools.count(1)
-
-    async def __call__(self) -> int:
-        return next(self._numbers)
-
-
-async def identify(
-    store: Records, username: str, fingerprint: str | None, guests: GuestNumbers
-) -> Identity:
-    """The identity of a login with `username` and key `fingerprint` (None: a guest, named
-    `guest-N` with N from `guests`). A key's first login claims the cleaned user name
-    or a free alternative; later logins get the same account whatever name they ask for. A
-    store that fails makes the key's holder a guest for this connection (logged)."""
-    if fingerprint is None:
-        return Identity(name=f"guest-{await guests()}", notice=GUEST)
-    asked = clean_name(username)
-    try:
-        claim = await store.claim_key(fingerprint, asked)
-    except Exception as error:
-        log_event(
-            logger,
-            "account_unreadable",
-            level=logging.ERROR,
-            fingerprint=fingerprint,
-            exc=format_error(error),
-        )
-        return Identity(name=f"guest-{await guests()}", notice=NO_ACCOUNT)
-    account = claim.account
-    args = {"name": account.name, "asked": asked}
-    if account.name.casefold() == asked.casefold():
-        notice = CLAIMED if claim.created else None
-    elif not claim.created:
-        notice = KEY_NAME
-    elif claimable_name(asked) != asked:
-        notice = RESERVED
-    else:
-        notice = TAKEN
-    return Identity(name=account.name, account=account, notice=notice, notice_args=args)
 
 
 class _PerudoServer(asyncssh.SSHServer):
@@ -228,12 +143,10 @@ class _PerudoServer(asyncssh.SSHServer):
         self._idle_timer: asyncio.TimerHandle | None = None
         self._authenticated = False
         self._store = store
-        self._bans = bans
+        self._bans = ConnectionBans(bans, store)
         self._banned_keys = banned_keys
-        self._linked: dict[str, tuple[str, ...]] = {}  # key -> the other keys of its account
         self._conn: asyncssh.SSHServerConnection | None = None
         self._address: str | None = None
-        self._banned = False
         self._guests = guests if guests is not None else LocalGuests()
         self._peer = "unknown"
         self._username = ""
@@ -247,6 +160,7 @@ class _PerudoServer(asyncssh.SSHServer):
         peername = conn.get_extra_info("peername")
         self._peer = _format_peer(peername)
         self._address = normal_address(str(peername[0])) if peername else None
+        self._bans.opened(conn, self._peer, self._address)
         refusal = None
         if self._connections is not None:
             refusal = self._connections.admit(conn, self._address, _evicted)
@@ -283,36 +197,6 @@ class _PerudoServer(asyncssh.SSHServer):
             timeout = self._limits.login_timeout
             log_event(logger, "login_timeout", peer=self._peer, seconds=timeout)
         log_event(logger, "connection_closed", peer=self._peer, reason=reason)
-
-    def _ban_banner(self, fingerprint: str | None) -> str | None:
-        """The banner of a ban in force on key `fingerprint`, a key of its account (as far
-        as `_linked` knows) or this connection's address; None when there is none."""
-        if self._bans is None:
-            return None
-        linked = self._linked.get(fingerprint, ()) if fingerprint is not None else ()
-        return self._bans(fingerprint, self._address, linked)
-
-    def _is_banned(self, fingerprint: str | None) -> bool:
-        """Whether key `fingerprint`, a key of its account or this connection's address is
-        banned; the first time it is, the client is sent the ban's banner and every method
-        is refused from then."""
-        if self._banned:
-            return True
-        banner = self._ban_banner(fingerprint)
-        if banner is None:
-            return False
-        self._banned = True
-        log_event(
-            logger, "login_refused", peer=self._peer, fingerprint=fingerprint, reason="banned"
-        )
-        if self._conn is not None:
-            self._conn.send_auth_banner(banner)
-            # then the connection ends (the banner is sent first; nothing after): with every
-            # method refused, OpenSSH would ask three times for a password there is none of
-            self._conn.disconnect(
-                asyncssh.DISC_NO_MORE_AUTH_METHODS_AVAILABLE, "banned from this server"
-            )
-        return True
 
     # A logged-in connection with no session channel (`Limits.login_timeout`)
 
@@ -367,14 +251,14 @@ class _PerudoServer(asyncssh.SSHServer):
 
     def begin_auth(self, username: str) -> bool:
         self._username = username
-        self._is_banned(None)  # an address ban: refused before any key is offered
+        self._bans.refuses(None)  # an address ban: refused before any key is offered
         return True  # "none" must fail, so that clients offer their keys first
 
     def password_auth_supported(self) -> bool:
         return False
 
     def public_key_auth_supported(self) -> bool:
-        return not self._banned
+        return not self._bans.met
 
     def validate_public_key(
         self, username: str, key: asyncssh.SSHKey
@@ -384,9 +268,9 @@ class _PerudoServer(asyncssh.SSHServer):
         # the one the client proved it holds. With a store, asyncssh awaits the
         # lookup of the key's account before it goes on.
         fingerprint = key.get_fingerprint("sha256")
-        if self._is_banned(fingerprint):
+        if self._bans.refuses(fingerprint):
             return False
-        if self._store is None or self._bans is None:
+        if not self._bans.covers_accounts:
             self._offered_fingerprint = fingerprint
             return True
         return self._validate_account_key(fingerprint)
@@ -394,16 +278,14 @@ class _PerudoServer(asyncssh.SSHServer):
     async def _validate_account_key(self, fingerprint: str) -> bool:
         """Whether key `fingerprint` may sign in, once the other keys of its account are
         known: a ban on any of them refuses it (with its banner)."""
-        assert self._store is not None
-        if fingerprint not in self._linked:
-            self._linked[fingerprint] = await _other_keys(self._store, fingerprint)
-        if self._is_banned(fingerprint):
+        await self._bans.learn_account(fingerprint)
+        if self._bans.refuses(fingerprint):
             return False
         self._offered_fingerprint = fingerprint
         return True
 
     def kbdint_auth_supported(self) -> bool:
-        return not self._banned  # a banned key does not come in as a guest
+        return not self._bans.met  # a banned key does not come in as a guest
 
     def get_kbdint_challenge(self, username: str, lang: str, submethods: str) -> bool:
         self._offered_fingerprint = None  # a guest, whatever keys were offered before
@@ -455,7 +337,7 @@ class _PerudoServer(asyncssh.SSHServer):
         when its key, its account's or its address was banned since it logged in. (The
         server's session limits are met once the session starts: see `AppSession`.)"""
         peer, fingerprint = self._peer, self._fingerprint
-        if self._ban_banner(self._fingerprint) is not None:
+        if self._bans.banner(self._fingerprint) is not None:
             log_event(
                 logger, "session_refused", peer=peer, fingerprint=fingerprint, reason="banned"
             )
@@ -485,7 +367,7 @@ class _PerudoServer(asyncssh.SSHServer):
             )
         else:
             session = CommandSession(
-                _with_identity(self._app_factory, identity),
+                with_identity(self._app_factory, identity),
                 self._username,
                 self._fingerprint,
                 self._peer,
@@ -501,41 +383,6 @@ class _PerudoServer(asyncssh.SSHServer):
             )
         self._sessions.add(session)
         return session
-
-
-async def _other_keys(store: Records, fingerprint: str) -> tuple[str, ...]:
-    """The other keys of the account key `fingerprint` signs in as (none for a key never
-    seen). A store that fails gives none (logged): the key's own bans still hold."""
-    try:
-        account = await store.account_for_key(fingerprint)
-        keys = [] if account is None else await store.keys_of(account.id)
-    except Exception as error:
-        log_event(
-            logger,
-            "linked_keys_unreadable",
-            level=logging.ERROR,
-            fingerprint=fingerprint,
-            exc=format_error(error),
-        )
-        return ()
-    return tuple(k.fingerprint for k in keys if k.fingerprint != fingerprint)
-
-
-def _with_identity(app_factory: AppFactory, identity: Identity) -> AppFactory:
-    """`app_factory`, given the login with the name, account and notice of `identity`."""
-
-    def factory(login: Login) -> App[Any]:
-        return app_factory(
-            replace(
-                login,
-                name=identity.name,
-                account=identity.account,
-                notice=identity.notice,
-                notice_args=identity.notice_args,
-            )
-        )
-
-    return factory
 
 
 async def start_server(
