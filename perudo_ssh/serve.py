@@ -55,6 +55,7 @@ async def start_game_server(
     admins: AdminList | None = None,
     limits: Limits = DEFAULT_LIMITS,
     connections: Connections | None = None,
+    banner: str | None = None,
 ) -> tuple[asyncssh.SSHAcceptor, Lobby]:
     """Start `lobby` (a new one by default) and an SSH listener on `host:port` whose
     sessions each run a `screens.app.PerudoApp` attached to it, in the language of the
@@ -76,7 +77,8 @@ async def start_game_server(
     `limits` (`perudo_ssh.limits.Limits`) are the SSH layer's, each app's lobby idle timeout,
     and the outbox size of a new lobby (a lobby given keeps its own `outbox_size`). The
     open SSH connections are kept in `connections` (`perudo_ssh.ssh.server.start_server`;
-    a new one when None): pass one to close them when stopping."""
+    a new one when None): pass one to close them when stopping. `banner` is sent to clients
+    before their login (None: none)."""
     if lobby is None:
         lobby = Lobby(outbox_size=limits.output_queue_events)
     await prepare_lobby(lobby, archive)
@@ -91,6 +93,7 @@ async def start_game_server(
         host_key_dir,
         limits,
         connections,
+        banner=banner,
     )
     return acceptor, lobby
 
@@ -138,6 +141,7 @@ async def serve_forever(
     config: Path | None = None,
     limits: Limits = DEFAULT_LIMITS,
     metrics: str | None = None,
+    banner: str | None = None,
 ) -> None:
     """Run the server until SIGINT or SIGTERM, then close sessions and stop cleanly: tell
     every session (the lobby's Goodbye), give the apps `SHUTDOWN_GRACE` seconds to show it
@@ -148,7 +152,10 @@ async def serve_forever(
     `db` is the database file (created on first start; `perudo_ssh.store`); `config` the
     configuration file whose `[admins]` are the admins (read again when it changes; None:
     no admins); `limits` the server's limits (`perudo_ssh.limits.Limits`); `metrics` the
-    `HOST:PORT` of its Prometheus metrics (None: none; `perudo_ssh.metrics`). Raises
+    `HOST:PORT` of its Prometheus metrics (None: none; `perudo_ssh.metrics`); `banner` the
+    text clients show before their login (None: none). The configuration's `[server]` name
+    and message of the day are shown in the lobby, read again when the file changes
+    (`perudo_ssh.lobby.notes`). Raises
     `StoreError` if the database cannot be used, `ConfigError` if the configuration is
     malformed, ValueError if `metrics` is, `OSError` if a port is taken, before serving."""
     admins = AdminList(config) if config is not None else None
@@ -165,6 +172,7 @@ async def serve_forever(
             admins=admins,
             limits=limits,
             connections=connections,
+            banner=banner,
         )
         try:
             metered = Metered.start(lobby, metrics)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from perudo_ssh.cli import _parser, main, serve_settings
+from perudo_ssh.cli import main
+from perudo_ssh.cli_args import build_parser, serve_settings
 from perudo_ssh.config import (
     Config,
     ConfigError,
@@ -85,7 +86,7 @@ UNKNOWN = "unknown table or setting {!r} (known: [server], [admins], [limits])"
         ("[server]\nport = 70000\n", 2, PORT + "70000"),
         ("[server]\nport = true\n", 2, PORT + "True"),
         ('# x\n[server]\nlisten = "a"\nprot = 2\n', 4,
-         "unknown setting 'prot' (known: listen, port, host_keys, db)"),
+         "unknown setting 'prot' (known: listen, port, host_keys, db, name, banner, motd)"),
         ('[server]\nhost_keys = ""\n', 2, "host_keys must be a non-empty string, not ''"),
         ("\n[admin]\n", 2, UNKNOWN.format("admin")),
         ("port = 2222\n", 1, UNKNOWN.format("port")),
@@ -216,7 +217,7 @@ def test_admin_command_errors_are_one_line_and_exit_2(
 def test_serve_takes_flags_over_the_file_over_the_defaults(tmp_path: Path) -> None:
     path = tmp_path / "perudo.toml"
     path.write_text(CONFIG)
-    parse = _parser().parse_args
+    parse = build_parser().parse_args
     settings = serve_settings(parse(["serve", "--config", str(path), "--port", "0"]))
     assert settings.listen == "0.0.0.0" and settings.port == 0
     assert settings.host_keys == tmp_path / "keys"

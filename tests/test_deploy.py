@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from perudo_ssh.cli import _parser
+from perudo_ssh.cli_args import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 UNIT = ROOT / "deploy" / "perudo-ssh.service"
@@ -45,7 +45,7 @@ def accepted(argv: list[str]) -> None:
     """`perudo-ssh ARGV` (argv[0] the program) parses: the files give flags that exist."""
     assert Path(argv[0]).name == "perudo-ssh", argv
     try:
-        _parser().parse_args(argv[1:])
+        build_parser().parse_args(argv[1:])
     except SystemExit as exc:  # argparse's way of refusing
         raise AssertionError(f"perudo-ssh refuses {argv[1:]}") from exc
 

@@ -49,6 +49,7 @@ async def run_front(
     reuse_port: bool = False,
     stop: asyncio.Event | None = None,
     metrics: str | None = None,
+    banner: str | None = None,
 ) -> None:
     """Run a front until SIGTERM or SIGINT (or `stop` is set), then stop cleanly (the module
     docstring). `host`, `port` and `host_key_dir` are the SSH server's (`start_front`; every
@@ -87,6 +88,7 @@ async def run_front(
             reuse_port=reuse_port,
             sessions=SessionCounts(limits, shared=remote.admit),
             guests=remote.guest_number,
+            banner=banner,
         )
         tune_collector()
         collector = PacedCollector()

@@ -63,6 +63,7 @@ async def start_front(
     reuse_port: bool = False,
     sessions: SessionCounts | None = None,
     guests: GuestNumbers | None = None,
+    banner: str | None = None,
 ) -> asyncssh.SSHAcceptor:
     """The front of a server (issue 12): an SSH listener on `host:port` whose sessions each
     run a `screens.app.PerudoApp`, in the language of the client's locale (`Login.lang`,
@@ -72,7 +73,8 @@ async def start_front(
     `reuse_port`: share the port with the other fronts of this machine (`SO_REUSEPORT`).
     `sessions` counts the sessions against the limits (in a front process, asking the lobby
     too: `SessionCounts.shared`) and `guests` numbers the guests (`start_server`'s, which
-    makes its own when None). Raises `OSError` when it cannot listen."""
+    makes its own when None); `banner` is shown by clients before their login (None: none).
+    Raises `OSError` when it cannot listen."""
     from screens.app import make_app
 
     def is_banned(
@@ -126,6 +128,7 @@ async def start_front(
         reuse_port=reuse_port,
         sessions=sessions,
         guests=guests,
+        banner=banner,
     )
 
 

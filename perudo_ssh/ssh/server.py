@@ -130,8 +130,10 @@ class _PerudoServer(asyncssh.SSHServer):
         counts: SessionCounts | None = None,
         connections: Connections | None = None,
         program_factory: ProgramFactory | None = None,
+        banner: str | None = None,
     ) -> None:
         self._app_factory = app_factory
+        self._banner = banner
         self._program_factory = program_factory
         self._limits = limits
         self._counts = counts
@@ -251,6 +253,8 @@ class _PerudoServer(asyncssh.SSHServer):
 
     def begin_auth(self, username: str) -> bool:
         self._username = username
+        if self._banner and self._conn is not None:  # shown by the client before its login
+            self._conn.send_auth_banner(self._banner)
         self._bans.refuses(None)  # an address ban: refused before any key is offered
         return True  # "none" must fail, so that clients offer their keys first
 
@@ -399,6 +403,7 @@ async def start_server(
     program_factory: ProgramFactory | None = None,
     reuse_port: bool = False,
     guests: GuestNumbers | None = None,
+    banner: str | None = None,
 ) -> asyncssh.SSHAcceptor:
     """Listen for SSH clients; run `app_factory(login)` for each PTY session.
     `reuse_port`: other processes may listen on the same port (`SO_REUSEPORT`: the kernel
@@ -415,7 +420,8 @@ async def start_server(
     which `ssh host link CODE` refuses to join to an account. `program_factory(login)`
     attaches a bot account's program (`ssh host play`, with a store; issue 14) to the
     lobby; without one, `play` is refused. `guests` numbers the guests (`LocalGuests` when
-    None).
+    None). `banner`, if given, is sent before authentication (SSH's auth banner, RFC 4252
+    §5.4: clients show it before the login; perudo.toml `[server] banner`).
 
     `limits` sets the login timeout, the keepalive, the session limits and each session's
     input and output limits (`perudo_ssh.limits.Limits`). The live app sessions are counted
@@ -437,7 +443,16 @@ async def start_server(
     conns = connections if connections is not None else Connections(limits)
     acceptor = await asyncssh.create_server(
         lambda: _PerudoServer(
-            app_factory, store, guests, bans, banned_keys, limits, counts, conns, program_factory
+            app_factory,
+            store,
+            guests,
+            bans,
+            banned_keys,
+            limits,
+            counts,
+            conns,
+            program_factory,
+            banner=banner,
         ),
         host,
         port,
