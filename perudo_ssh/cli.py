@@ -287,11 +287,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"perudo-ssh {command}: cannot listen on {settings.listen}:{settings.port}: "
               f"{exc.strerror or exc}", file=sys.stderr)  # fmt: skip
         return 2
-    except Exception as exc:  # NATS cannot be reached, the metrics' port is taken
+    except Exception as exc:  # NATS, the metrics' port, a child process that cannot start
         from perudo_ssh.bus.base import BusError
         from perudo_ssh.metrics import MetricsUnavailable
+        from perudo_ssh.workers import WorkerError
 
-        if not isinstance(exc, BusError | MetricsUnavailable):
+        if not isinstance(exc, BusError | MetricsUnavailable | WorkerError):
             raise
         print(f"perudo-ssh {command}: {exc}", file=sys.stderr)
         return 2

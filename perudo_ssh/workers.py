@@ -75,6 +75,11 @@ def bind_to_parent() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
+class WorkerError(Exception):
+    """A child process could not be started (its program cannot be run): the message says
+    which and why."""
+
+
 @dataclass
 class _Child:
     """One supervised process: its `name` (for the log), its command line, the process."""
@@ -168,9 +173,14 @@ class Supervisor:
         env.pop(MULTIPROC_ENV, None)
         if self.metrics_dir is not None:
             env[MULTIPROC_ENV] = str(self.metrics_dir)
-        child.process = await asyncio.create_subprocess_exec(
-            *child.args, stdin=asyncio.subprocess.DEVNULL, env=env, start_new_session=True
-        )
+        try:
+            child.process = await asyncio.create_subprocess_exec(
+                *child.args, stdin=asyncio.subprocess.DEVNULL, env=env, start_new_session=True
+            )
+        except OSError as exc:  # not a port: say which program could not be started
+            raise WorkerError(
+                f"cannot start the {child.name} process ({child.args[0]}): {exc.strerror or exc}"
+            ) from None
         child.started = time.monotonic()
         log_event(log, "worker_started", worker=child.name, pid=child.process.pid)
         asyncio.get_running_loop().create_task(self._watch(child, child.process))
@@ -203,7 +213,13 @@ class Supervisor:
             if wait:
                 await asyncio.sleep(wait)
             if not self.stopping:
-                await self._start(child)
+                try:
+                    await self._start(child)
+                except WorkerError as exc:  # tried again, later and later (`_exited`)
+                    child.started = time.monotonic()
+                    log_event(log, "worker_failed", level=logging.ERROR, worker=child.name,
+                              error=str(exc))  # fmt: skip
+                    self._exited.put_nowait(child)
 
         child.waiting = asyncio.get_running_loop().create_task(later())
 
@@ -247,7 +263,8 @@ async def serve_workers(
     """Run `serve --workers N` until SIGTERM or SIGINT (the module docstring): the host key
     made first, port 0 resolved to one free port that every front shares. `common` are the
     arguments every child gets (the log settings). Raises `BusError` when the nats-server
-    cannot start, `OSError` when the host key cannot be made, `DatabaseInUse` when another
+    cannot start, `WorkerError` when a child cannot (its program cannot be run), `OSError`
+    when the host key cannot be made, `DatabaseInUse` when another
     server serves the database (checked first: the lobby child would only fail over and
     over). `metrics`, if given, is the `HOST:PORT` where the supervisor serves the metrics of
     all its processes (`perudo_ssh.metrics.serve_aggregate`; ValueError if malformed)."""

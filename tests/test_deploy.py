@@ -15,12 +15,16 @@ import socket
 import subprocess
 import sys
 import threading
+import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
+from prometheus_client import REGISTRY
+from prometheus_client.parser import text_string_to_metric_families
 
 from perudo_ssh.cli_args import build_parser
+from perudo_ssh.metrics import DROPS, MetricsServer
 
 ROOT = Path(__file__).resolve().parents[1]
 UNIT = ROOT / "deploy" / "perudo-ssh.service"
@@ -195,3 +199,46 @@ async def test_health_says_an_ssh_server_answers_and_fails_on_anything_else(stor
         code, out, err = await health("--port", str(web.getsockname()[1]))
     assert (code, out) == (1, "")
     assert err.endswith("closed the connection before saying SSH\n")
+
+
+def test_the_dashboard_reads_only_metrics_the_server_serves():
+    dashboard = json.loads((ROOT / "deploy" / "grafana-dashboard.json").read_text())
+    server = MetricsServer.start("127.0.0.1:0")
+    try:
+        # every family, with a sample of each labelled one
+        DROPS.labels("test")
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.port}/metrics") as answer:
+            served = {
+                sample.name
+                for family in text_string_to_metric_families(answer.read().decode())
+                for sample in family.samples
+            }
+        # a labelled metric nobody set yet has no sample: its family says its name
+        for family in REGISTRY.collect():
+            served.add(f"{family.name}_total" if family.type == "counter" else family.name)
+    finally:
+        server.stop()
+    panels = dashboard["panels"]
+    assert len({panel["id"] for panel in panels}) == len(panels) >= 10
+    read = set()
+    for panel in panels:
+        grid = panel["gridPos"]
+        assert grid["x"] + grid["w"] <= 24, panel["title"]
+        for target in panel["targets"]:
+            read |= set(re.findall(r"\b((?:perudo|process)_[a-z_]+)\{", target["expr"]))
+    assert read and read <= served, read - served
+    expected = {"perudo_sessions", "perudo_tables", "perudo_moves_total",
+                "perudo_broadcast_seconds_bucket", "perudo_saves_total", "perudo_drops_total",
+                "perudo_logins_refused_total", "perudo_bus_round_trip_seconds_bucket",
+                "perudo_games_finished_total"}  # fmt: skip
+    assert expected <= read  # every metric of the issue has its panel
+
+
+async def test_a_child_that_cannot_be_started_is_named_not_taken_for_a_port(tmp_path, capsys):
+    from perudo_ssh.workers import Supervisor, WorkerError
+
+    supervisor = Supervisor(1, [], [], [])
+    supervisor.lobby.args = [str(tmp_path / "no-python"), "-m", "perudo_ssh", "lobby"]
+    with pytest.raises(WorkerError, match=r"cannot start the lobby process \(.*no-python\)"):
+        await supervisor.run(asyncio.Event())
+    assert supervisor.nats.process is not None and supervisor.nats.process.returncode is not None
