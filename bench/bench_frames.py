@@ -55,6 +55,7 @@ from perudo_ssh.ssh.isolation import (
     install_drawing_savers,
 )
 from screens.app import PerudoApp
+from screens.boundary import LobbyBoundary
 from tests.test_screens_fakes import FakeSession, bid, rolled, summary, table_state
 
 SCENARIOS = (
@@ -79,8 +80,9 @@ class Frames:
 
     def __init__(self) -> None:
         self.count, self.seconds, self.arrived = 0, 0.0, 0.0
+        # on the class that defines them: Textual calls each class's handler in the MRO
         for name in ("on_lobby_event_arrived", "_show_lobby"):  # a lobby state: both
-            setattr(PerudoApp, name, self._timed(getattr(PerudoApp, name)))
+            setattr(LobbyBoundary, name, self._timed(getattr(LobbyBoundary, name)))
         original = Screen._on_timer_update
 
         def timed(screen: Screen[Any]) -> None:

@@ -50,6 +50,7 @@ from textual.message_pump import MessagePump
 from textual.screen import Screen
 
 import screens.app
+import screens.boundary
 import screens.chat
 import screens.lobby
 import screens.table
@@ -129,7 +130,7 @@ def wrap_causes() -> None:
         chat_arrived(app, chat)
 
     table.tick, table.show, lobby.show_lobby = timed_tick, timed_show, timed_show_lobby
-    screens.app.chat_arrived = timed_chat_arrived  # type: ignore[attr-defined]
+    screens.boundary.chat_arrived = timed_chat_arrived  # type: ignore[attr-defined]
 
 
 def wrap_messages() -> None:

@@ -338,7 +338,7 @@ async def test_the_ban_question_in_french_and_russian(language, question):
 def test_the_audit_log_shows_how_long_a_ban_or_a_mute_lasts():
     """Issue 13, item 11: a ban's or a mute's row says its reason and how long."""
     from perudo_ssh.i18n import translator
-    from screens.admin import audit_row
+    from screens.adminrows import audit_row
 
     en, fr = translator("en"), translator("fr")
 
