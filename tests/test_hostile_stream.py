@@ -26,18 +26,18 @@ import pytest
 from hypothesis import HealthCheck, Phase, assume, example, given, settings
 from hypothesis import strategies as st
 from textual import events, messages
+from textual.binding import Binding
 from textual.message import Message
 
 from perudo_ssh import protocol
 from perudo_ssh.lobby import Lobby
 from perudo_ssh.serve import start_game_server
 from perudo_ssh.ssh import driver as driver_module
-
-# named `session_module` as when MESSAGE_BURST was the session's: hypothesis draws the
-# derandomized examples below from the test's source, so a new name draws other examples
-from perudo_ssh.ssh import pacing as session_module
+from perudo_ssh.ssh import pacing as pacing_module
 from perudo_ssh.ssh.driver import SSHDriver
 from perudo_ssh.ssh.terminal_input import PASTE_END, PASTE_START, TerminalInput
+from screens.app import PerudoApp
+from screens.lobby import LobbyScreen
 from tests.conftest import PLAYING_FAST
 from tests.sshterm import Terminal
 
@@ -246,13 +246,25 @@ def test_a_forged_size_report_does_not_crash_the_parser_on_the_next_click() -> N
 
 # ---- end to end: a lobby session under hostile bytes, a game going on -----------------------
 
-COMMAND_KEYS = frozenset(
-    {*"cjshlpkmqiA", "question_mark", "enter", "tab", "shift+tab", "f2", "ctrl+a", "ctrl+q",
-     "ctrl+c"}
-)  # fmt: skip
-"""Every key bound in the lobby (screens/lobby.py, screens/app.py, Textual's own), Tab (the
-chat box) and `?` (the help, which the check after each stream opens itself)."""
-COMMAND_CHARACTERS = "cjshlpkmqiA?\r\n\t\x01\x03\x11"
+
+def _bound_keys() -> frozenset[str]:
+    """Every key bound in the lobby and the app (their BINDINGS, read here so that a key
+    added to either is never typed by a stream that must ask for nothing)."""
+    keys = set()
+    for binding in (*LobbyScreen.BINDINGS, *PerudoApp.BINDINGS):
+        key = binding.key if isinstance(binding, Binding) else binding[0]
+        keys |= {k.strip() for k in key.split(",")}
+    return frozenset(keys)
+
+
+COMMAND_KEYS = _bound_keys() | {"enter", "tab", "shift+tab", "ctrl+q", "ctrl+c"}
+"""Every key bound in the lobby and the app, Enter (join), Tab (the chat box), Textual's own
+quit keys, and `?` (the help, which the check after each stream opens itself)."""
+_CONTROL = {"question_mark": "?", "enter": "\r\n", "tab": "\t", "ctrl+a": "\x01",
+            "ctrl+c": "\x03", "ctrl+q": "\x11"}  # fmt: skip
+COMMAND_CHARACTERS = "".join(
+    _CONTROL.get(key, key) for key in sorted(COMMAND_KEYS) if len(key) == 1 or key in _CONTROL
+)
 """What types those keys as one byte (ctrl+a, ctrl+c, ctrl+q included)."""
 
 
@@ -436,7 +448,7 @@ async def test_hostile_streams_to_a_lobby_session_change_nothing(tmp_path: Path)
             (PASTE_START + "x" * 100_000 + PASTE_END + PASTE_START + "é" * 3000).encode(), [7], []
         )
         @example(b"\x1b[<0;99999999999999999;99999999999999999M\x1b[48;0;0;0;0t", [3, 30], [])
-        @example(b"", [], [(500, 250)] * 3 * session_module.MESSAGE_BURST)  # dropped: flood
+        @example(b"", [], [(500, 250)] * 3 * pacing_module.MESSAGE_BURST)  # dropped: flood
         def hostile(data: bytes, cuts: list[int], sizes: list[tuple[int, int]]) -> None:
             assume(harmless(data))
             future = asyncio.run_coroutine_threadsafe(world.hostile(data, cuts, sizes), loop)
