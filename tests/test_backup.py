@@ -27,7 +27,7 @@ from perudo_ssh.store.backup import (
 )
 from tests.conftest import StoredServer
 from tests.sshterm import Terminal
-from tests.test_e2e_faults import actions, my_turn, play_on, sit_down, steer
+from tests.test_e2e_faults import a_few_moves_in, my_turn, play_on, sit_down, steer
 
 SCRIPT = Path(sys.executable).with_name("perudo-ssh")
 
@@ -226,15 +226,7 @@ async def test_a_backup_taken_mid_game_restored_into_a_fresh_server_finishes_int
         table = await sit_down(server, ana, ben)
         names = [seat.name for seat in table.seats]
 
-        def a_few_moves_in_and_a_human_to_play() -> bool:
-            state = table.state
-            return (
-                state is not None
-                and actions(table) >= 3
-                and state.phase == "bidding"
-                and not table.seats[state.turn].bot
-            )
-
+        a_few_moves_in_and_a_human_to_play = a_few_moves_in(table)
         await asyncio.gather(
             play_on(ana, a_few_moves_in_and_a_human_to_play, dudo=False),
             play_on(ben, a_few_moves_in_and_a_human_to_play, dudo=False),

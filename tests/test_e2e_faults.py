@@ -219,6 +219,23 @@ def actions(table: Table) -> int:
     return sum(len(round_.actions) for round_ in table.log.rounds)
 
 
+def a_few_moves_in(table: Table, moves: int = 4) -> Callable[[], bool]:
+    """A `play_on` stop: `moves` moves made, and a human to bid with every human still in
+    (nothing moves by itself then: no bot's turn, no turn timer)."""
+
+    def done() -> bool:
+        state = table.state
+        return (
+            state is not None
+            and actions(table) >= moves
+            and state.phase == "bidding"
+            and not table.seats[state.turn].bot
+            and all(state.counts[i] for i, seat in enumerate(table.seats) if not seat.bot)
+        )
+
+    return done
+
+
 def moves_of(table: Table, seat: int) -> int:
     """Moves `seat` made so far in the table's game."""
     assert table.log is not None
@@ -415,16 +432,7 @@ async def test_a_game_survives_a_restart_of_the_server_and_is_stored_once_finish
         table = await sit_down(server, ana, ben)
         tid, names = table.id, [seat.name for seat in table.seats]
 
-        def a_few_moves_in_and_a_human_to_play() -> bool:
-            state = table.state
-            return (
-                state is not None
-                and actions(table) >= 4
-                and state.phase == "bidding"
-                and not table.seats[state.turn].bot
-                and all(state.counts[names.index(n)] for n in ("ana", "ben"))
-            )
-
+        a_few_moves_in_and_a_human_to_play = a_few_moves_in(table)
         await asyncio.gather(
             play_on(ana, a_few_moves_in_and_a_human_to_play, dudo=False),
             play_on(ben, a_few_moves_in_and_a_human_to_play, dudo=False),
