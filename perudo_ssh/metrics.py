@@ -21,7 +21,10 @@ What is measured, and where:
 every process). `serve --workers` serves one endpoint for all its processes: the supervisor
 gives its children a folder (`MULTIPROC_ENV`, `prometheus_client`'s multiprocess mode),
 where each writes its values, and adds them up when scraped (`serve_aggregate`); the gauges
-of a child that exited are forgotten (`process_exited`), its counters kept.
+of a child that exited are forgotten (`process_exited`), its counters kept. That mode has no
+`process_*` metrics: the supervisor serves each child's CPU and memory instead
+(`WorkerCollector`: `perudo_worker_cpu_seconds_total{worker}`,
+`perudo_worker_resident_memory_bytes{worker}`).
 
 Imports neither textual nor asyncssh.
 """
@@ -31,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,10 +43,13 @@ from prometheus_client import (
     Counter,
     Gauge,
     Histogram,
+    Metric,
     disable_created_metrics,
     multiprocess,
     start_http_server,
 )
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 from perudo_ssh.logs import observe_events
 
@@ -261,11 +267,51 @@ def multiprocess_mode() -> bool:
     return bool(os.environ.get(MULTIPROC_ENV))
 
 
-def serve_aggregate(address: str, directory: Path) -> MetricsServer:
+class WorkerCollector(Collector):
+    """Each process of `serve --workers` as the system counts it, read from /proc when
+    scraped (the multiprocess mode has no `process_*` metrics): `perudo_worker_cpu_seconds_
+    total{worker}` (user and system) and `perudo_worker_resident_memory_bytes{worker}`;
+    `workers()` gives the live ones, by name ("lobby", "front-1", "nats-server") → pid."""
+
+    def __init__(self, workers: Callable[[], Mapping[str, int]]) -> None:
+        self._workers = workers
+        self._tick = os.sysconf("SC_CLK_TCK")
+        self._page = os.sysconf("SC_PAGE_SIZE")
+
+    def collect(self) -> Iterator[Metric]:
+        cpu = CounterMetricFamily(
+            "perudo_worker_cpu_seconds",
+            "CPU time of each process of serve --workers (user and system)",
+            labels=["worker"],
+        )
+        rss = GaugeMetricFamily(
+            "perudo_worker_resident_memory_bytes",
+            "Resident memory of each process of serve --workers",
+            labels=["worker"],
+        )
+        for name, pid in sorted(self._workers().items()):
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+            except OSError:  # exited since: it is not shown
+                continue
+            # after the command's ")": state is field 3, utime 14, stime 15, rss 24 (man 5 proc)
+            cpu.add_metric([name], (int(fields[11]) + int(fields[12])) / self._tick)
+            rss.add_metric([name], int(fields[21]) * self._page)
+        yield cpu
+        yield rss
+
+
+def serve_aggregate(
+    address: str, directory: Path, workers: Callable[[], Mapping[str, int]] | None = None
+) -> MetricsServer:
     """Serve the sum of the metrics that the processes given `directory` (`MULTIPROC_ENV`)
-    write there (`serve --workers`). Raises as `MetricsServer.start`."""
+    write there (`serve --workers`), and with `workers` each process's CPU and memory
+    (`WorkerCollector`). Raises as `MetricsServer.start`."""
     registry = CollectorRegistry()
     multiprocess.MultiProcessCollector(registry, path=str(directory))
+    if workers is not None:
+        registry.register(WorkerCollector(workers))
     return MetricsServer.start(address, registry)
 
 

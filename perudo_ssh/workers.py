@@ -126,6 +126,16 @@ class Supervisor:
         """The lobby, then the fronts."""
         return [self.lobby, *self.fronts]
 
+    def pids(self) -> dict[str, int]:
+        """The processes running now, by name ("lobby", "front-1", …, "nats-server") → pid
+        (the metrics' `WorkerCollector`; called from its thread: reads only)."""
+        running = {"nats-server": self.nats.process, **{c.name: c.process for c in self.children}}
+        return {
+            name: process.pid
+            for name, process in running.items()
+            if process is not None and process.returncode is None
+        }
+
     async def run(self, stop: asyncio.Event) -> None:
         """Start everything, keep it running until `stop` is set, then stop it all in order."""
         await self.nats.start()
@@ -292,17 +302,18 @@ async def serve_workers(
     if config is not None:
         front_args += ["--config", str(config)]
     metrics_dir: Path | None = None
-    endpoint = None
     if metrics is not None:
+        metrics_dir = Path(tempfile.mkdtemp(prefix="perudo-metrics-"))
+    supervisor = Supervisor(workers, lobby_args, front_args, common, metrics_dir=metrics_dir)
+    endpoint = None
+    if metrics is not None and metrics_dir is not None:
         from perudo_ssh.metrics import serve_aggregate
 
-        metrics_dir = Path(tempfile.mkdtemp(prefix="perudo-metrics-"))
         try:
-            endpoint = serve_aggregate(metrics, metrics_dir)
+            endpoint = serve_aggregate(metrics, metrics_dir, supervisor.pids)
         except BaseException:
             shutil.rmtree(metrics_dir, ignore_errors=True)
             raise
-    supervisor = Supervisor(workers, lobby_args, front_args, common, metrics_dir=metrics_dir)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

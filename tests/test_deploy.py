@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shlex
 import shutil
@@ -24,7 +25,7 @@ from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
 from perudo_ssh.cli_args import build_parser
-from perudo_ssh.metrics import DROPS, MetricsServer
+from perudo_ssh.metrics import DROPS, MetricsServer, WorkerCollector
 
 ROOT = Path(__file__).resolve().parents[1]
 UNIT = ROOT / "deploy" / "perudo-ssh.service"
@@ -216,6 +217,9 @@ def test_the_dashboard_reads_only_metrics_the_server_serves():
         # a labelled metric nobody set yet has no sample: its family says its name
         for family in REGISTRY.collect():
             served.add(f"{family.name}_total" if family.type == "counter" else family.name)
+        # and what the supervisor of `serve --workers` adds of its children
+        me = WorkerCollector(lambda: {"me": os.getpid()})
+        served |= {sample.name for family in me.collect() for sample in family.samples}
     finally:
         server.stop()
     panels = dashboard["panels"]

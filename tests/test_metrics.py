@@ -352,6 +352,11 @@ async def test_serve_workers_serves_the_sum_of_its_processes_metrics(tmp_path):
         )  # fmt: skip
         fronts = {dict(labels)["front"] for (n, labels), v in samples.items()
                   if n == "perudo_sessions" and v}  # fmt: skip
+        workers = {dict(labels)["worker"]: v for (n, labels), v in samples.items()
+                   if n == "perudo_worker_resident_memory_bytes"}  # fmt: skip
+        assert set(workers) == {"lobby", "front-1", "front-2", "nats-server"}
+        assert all(v > 5e6 for v in workers.values()), workers  # each a live process
+        assert value(samples, "perudo_worker_cpu_seconds_total", worker="lobby") > 0
         assert fronts and LOCAL_FRONT not in fronts  # every session on a front process
         events = [json.loads(line) for line in log if line.startswith("{")]
         assert any(e.get("event") == "front_joined" and e.get("front") in fronts for e in events)
