@@ -108,6 +108,10 @@ def test_an_ipv6_client_is_counted_by_its_64_network():
     assert link_source("192.0.2.9", "SHA256:k") == "192.0.2.9"
     assert link_source(None, "SHA256:k") == "SHA256:k"
     assert link_source("not an address", "SHA256:k") == "SHA256:k"
+    # an IPv4 client of a server listening on "::": its own address, not the /64 that
+    # holds every IPv4-mapped address (one client's wrong codes would lock out all of IPv4)
+    assert link_source("::ffff:192.0.2.9", "SHA256:k") == "192.0.2.9"
+    assert link_source("::ffff:198.51.100.7", "SHA256:k") == "198.51.100.7"
 
 
 def test_the_link_throttle_forgets_old_failures_and_stays_bounded():

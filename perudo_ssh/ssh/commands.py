@@ -33,7 +33,7 @@ from typing import Any
 
 import asyncssh
 
-from perudo_ssh.admission import Admission, SharedCheck
+from perudo_ssh.admission import Admission, SharedCheck, address_group
 from perudo_ssh.bans import host_of
 from perudo_ssh.i18n import N_, Translator, language_of, translator
 from perudo_ssh.records import (
@@ -83,15 +83,15 @@ _THROTTLES: weakref.WeakKeyDictionary[Records, LinkThrottle] = weakref.WeakKeyDi
 
 
 def link_source(address: str | None, fingerprint: str) -> str:
-    """Whom wrong link codes are counted against: the IP address (an IPv6 address's /64
-    network, which one client usually holds whole), or the key when the address is unknown."""
+    """Whom wrong link codes are counted against: the address as the session limits count
+    it (`admission.address_group`: the IP address, an IPv6 address's /64 network, an
+    IPv4-mapped IPv6 address's IPv4 address), or the key when the address is unknown or
+    not an IP address."""
     try:
-        ip = ipaddress.ip_address(address or "")
+        ipaddress.ip_address(address or "")
     except ValueError:
         return fingerprint
-    if ip.version == 6:
-        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
-    return str(ip)
+    return address_group(address) or fingerprint
 
 
 @dataclass(frozen=True, slots=True)
