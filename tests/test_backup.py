@@ -277,3 +277,26 @@ async def test_a_backup_taken_mid_game_restored_into_a_fresh_server_finishes_int
         await ana.close()
         await ben.close()
         await again.stop()
+
+
+async def test_a_backup_is_never_written_over_a_database_in_use(tmp_path):
+    db = await a_database(tmp_path / "perudo.db", "ana")
+    store = await Store.open(db, serving=True)
+    try:
+        for target in (db, tmp_path / "perudo.db-wal", tmp_path / "perudo.db.lock",
+                       tmp_path / "." / "perudo.db"):  # fmt: skip
+            with pytest.raises(StoreError, match="it is the database"):
+                backup(db, target)
+        other = await a_database(tmp_path / "other.db", "zoe")
+        held = await Store.open(other, serving=True)  # another server's live database
+        try:
+            with pytest.raises(StoreError, match="a perudo-ssh server uses it"):
+                backup(db, other)
+        finally:
+            await held.close()
+        await store.claim_key("SHA256:ben", "ben")  # the server goes on writing
+    finally:
+        await store.close()
+    assert names_in(db) == ["ana", "ben"]  # nothing forked, nothing lost
+    with pytest.raises(StoreError, match="it is the database"):
+        restore(db, db)

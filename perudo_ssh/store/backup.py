@@ -170,12 +170,32 @@ def _copy(source: sqlite3.Connection, target: Path) -> None:
         os.fsync(written.fileno())
 
 
+def _not_the_database(other: Path, db: Path, what: str) -> None:
+    """Raise `StoreError` if `other` is the database `db` itself, one of its -wal, -shm or
+    lock files, or a database a server holds (a backup renamed over a live database would
+    fork it: the server would go on writing into the file it had open, lost at its next
+    start)."""
+    names = {db.name + suffix for suffix in ("", "-wal", "-shm", LOCK_SUFFIX)}
+    same_folder = other.resolve().parent == db.resolve().parent
+    if (same_folder and other.name in names) or (
+        other.exists() and db.exists() and os.path.samefile(other, db)
+    ):
+        raise StoreError(f"cannot {what} {other}: it is the database {db} itself")
+    if other.exists() and lock_path(other).exists():
+        try:
+            ServingLock.take(other).release()
+        except DatabaseInUse:
+            raise StoreError(f"cannot {what} {other}: a perudo-ssh server uses it") from None
+
+
 def backup(db: Path, target: Path) -> Contents:
     """Copy the database `db` to the file `target` (replacing it whole if it exists) while
     a server may be using `db` (module docstring). Returns what the copy holds.
 
-    Raises `StoreError`: `db` missing, not a perudo-ssh database or damaged; `target`'s
+    Raises `StoreError`: `db` missing, not a perudo-ssh database or damaged; `target` the
+    database itself (or its -wal, -shm, lock file) or a database a server uses; `target`'s
     folder missing or not writable (`target` is then unchanged)."""
+    _not_the_database(target, db, "back up onto")
     temporary = target.with_name(f".{target.name}.partial-{os.getpid()}")
     with contextlib.closing(_open_existing(db)) as source:
         _check(source, db)
@@ -202,6 +222,7 @@ def restore(source: Path, db: Path, now: float | None = None) -> Restored:
     Raises `DatabaseInUse` (a server serves `db`; nothing changed), `StoreError` (`source`
     missing, not a perudo-ssh database, damaged or from a newer version; `db` unusable;
     nothing changed)."""
+    _not_the_database(source, db, "restore from")
     lock = ServingLock.take(db)
     try:
         with contextlib.closing(_open_existing(source)) as backup_conn:
