@@ -29,6 +29,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import secrets
 import shutil
 import signal
 import sys
@@ -39,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from perudo_ssh.bus.nats_bus import LocalNatsServer, free_port
+from perudo_ssh.cli_args import NATS_PASSWORD
 from perudo_ssh.logs import log_event
 
 log = logging.getLogger(__name__)
@@ -110,9 +112,11 @@ class Supervisor:
     ) -> None:
         self.workers = workers
         self.metrics_dir = metrics_dir
-        self.nats = LocalNatsServer(log_file=nats_log)
+        # its own password each run: a loopback port is open to every local user, and a
+        # process that reached the bus could attach sessions as anyone (an admin included)
+        self.nats = LocalNatsServer(log_file=nats_log, password=secrets.token_urlsafe(24))
         command = [sys.executable, "-m", "perudo_ssh"]
-        nats = ["--nats", self.nats.url]
+        nats = ["--nats", self.nats.url, "--nats-user", self.nats.user]
         self.lobby = _Child("lobby", [*command, "lobby", *nats, *lobby_args, *common])
         self.fronts = [
             _Child(f"front-{n}", [*command, "front", *nats, *front_args, *common])
@@ -180,6 +184,7 @@ class Supervisor:
         from perudo_ssh.metrics import MULTIPROC_ENV
 
         env = dict(os.environ, **{SUPERVISED: str(os.getpid())})
+        env[NATS_PASSWORD] = self.nats.password or ""  # not on the command line: `ps`
         env.pop(MULTIPROC_ENV, None)
         if self.metrics_dir is not None:
             env[MULTIPROC_ENV] = str(self.metrics_dir)

@@ -163,3 +163,31 @@ async def test_nats_reconnects_by_itself_after_the_server_restarts(nats_server: 
 async def test_nats_unreachable_is_a_bus_error():
     with pytest.raises(BusError, match="cannot reach NATS"):
         await NatsBus.connect(NatsOptions(url="nats://127.0.0.1:1"), wait=1.0)
+
+
+async def test_a_local_server_with_a_password_admits_only_who_has_it():
+    server = LocalNatsServer(password="s3cret-of-this-run")
+    await server.start()
+    try:
+        assert server._folder is not None
+        config = server._folder / "nats.conf"
+        assert config.stat().st_mode & 0o777 == 0o600
+        assert "s3cret" not in " ".join(str(a) for a in await _command_line(server))
+        with pytest.raises(BusError):  # a local process that found the port
+            await NatsBus.connect(NatsOptions(url=server.url), wait=1.0)
+        with pytest.raises(BusError):
+            options = NatsOptions(url=server.url, user="perudo", password="guessed")
+            await NatsBus.connect(options, wait=1.0)
+        bus = await NatsBus.connect(
+            NatsOptions(url=server.url, user="perudo", password="s3cret-of-this-run")
+        )
+        await bus.close()
+    finally:
+        await server.stop()
+    assert not config.exists()  # the password's file goes with the server
+
+
+async def _command_line(server: LocalNatsServer) -> list[str]:
+    assert server.process is not None
+    with open(f"/proc/{server.process.pid}/cmdline", "rb") as cmdline:
+        return cmdline.read().decode().split("\0")

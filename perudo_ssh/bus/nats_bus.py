@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import json
 import logging
 import os
 import shutil
@@ -24,6 +25,7 @@ import ssl
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -272,18 +274,43 @@ class LocalNatsServer:
     """A `nats-server` child process on loopback (`start`); `url` reaches it, `stop` ends it.
 
     `port` 0 picks a free one. Its own log goes to `log_file` (None: discarded). It is sent
-    SIGTERM if this process dies first."""
+    SIGTERM if this process dies first. With a `password`, it admits only `user` with it
+    (a loopback port is open to every local user: `serve --workers` makes one password a
+    run); the password goes in a configuration file of mode 0600 in a private folder, never
+    on a command line (`ps` shows those)."""
 
-    def __init__(self, port: int = 0, log_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        port: int = 0,
+        log_file: Path | None = None,
+        user: str = "perudo",
+        password: str | None = None,
+    ) -> None:
         self.port = port or free_port()
         self.url = f"nats://127.0.0.1:{self.port}"
         self.log_file = log_file
+        self.user = user
+        self.password = password
         self.process: asyncio.subprocess.Process | None = None
+        self._folder: Path | None = None
+
+    def _config(self) -> Path:
+        """The configuration file with the password (written afresh at each start)."""
+        if self._folder is None or not self._folder.exists():
+            self._folder = Path(tempfile.mkdtemp(prefix="perudo-nats-"))  # mode 0700
+        path = self._folder / "nats.conf"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as file:
+            file.write(f"authorization {{\n  user: {json.dumps(self.user)}\n"
+                       f"  password: {json.dumps(self.password)}\n}}\n")  # fmt: skip
+        return path
 
     async def start(self, timeout: float = 10.0) -> None:
         """Start the server and wait until it accepts connections; raises `BusError` if it
         exits or does not listen within `timeout` seconds."""
         args = [nats_server_binary(), "-a", "127.0.0.1", "-p", str(self.port)]
+        if self.password is not None:
+            args += ["-c", str(self._config())]
         if self.log_file is not None:
             args += ["-l", str(self.log_file)]
         self.process = await asyncio.create_subprocess_exec(
@@ -313,19 +340,25 @@ class LocalNatsServer:
             return
 
     async def stop(self) -> None:
-        """Stop the server (SIGTERM, then SIGKILL after 5 s) and wait for it."""
+        """Stop the server (SIGTERM, then SIGKILL after 5 s) and wait for it; its
+        configuration file is removed."""
         process = self.process
-        if process is None or process.returncode is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            process.terminate()
         try:
-            async with asyncio.timeout(5):
-                await process.wait()
-        except TimeoutError:
+            if process is None or process.returncode is not None:
+                return
             with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
+                process.terminate()
+            try:
+                async with asyncio.timeout(5):
+                    await process.wait()
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+        finally:
+            if self._folder is not None:
+                shutil.rmtree(self._folder, ignore_errors=True)
+                self._folder = None
 
     def kill(self) -> None:
         """SIGKILL the server (a fault test's crash)."""
