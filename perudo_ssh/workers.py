@@ -99,7 +99,8 @@ class Supervisor:
     """The processes of `serve --workers N` (the module docstring). `lobby_args` and
     `front_args` are the `perudo-ssh lobby` / `front` arguments after `--nats URL`; `common`
     go to both (the log settings); `metrics_dir`, if given, is where every child writes its
-    metrics (`perudo_ssh.metrics`: multiprocess mode)."""
+    metrics (`perudo_ssh.metrics`: multiprocess mode); `lock_fd` the database's serving lock,
+    handed to the lobby process (`perudo_ssh.store.backup.LOCK_FD_ENV`)."""
 
     def __init__(
         self,
@@ -109,9 +110,11 @@ class Supervisor:
         common: list[str],
         nats_log: Path | None = None,
         metrics_dir: Path | None = None,
+        lock_fd: int | None = None,
     ) -> None:
         self.workers = workers
         self.metrics_dir = metrics_dir
+        self.lock_fd = lock_fd
         # its own password each run: a loopback port is open to every local user, and a
         # process that reached the bus could attach sessions as anyone (an admin included)
         self.nats = LocalNatsServer(log_file=nats_log, password=secrets.token_urlsafe(24))
@@ -188,9 +191,18 @@ class Supervisor:
         env.pop(MULTIPROC_ENV, None)
         if self.metrics_dir is not None:
             env[MULTIPROC_ENV] = str(self.metrics_dir)
+        fds: tuple[int, ...] = ()
+        if child is self.lobby and self.lock_fd is not None:  # the database's lock, handed on
+            from perudo_ssh.store.backup import LOCK_FD_ENV
+
+            env[LOCK_FD_ENV], fds = str(self.lock_fd), (self.lock_fd,)
         try:
             child.process = await asyncio.create_subprocess_exec(
-                *child.args, stdin=asyncio.subprocess.DEVNULL, env=env, start_new_session=True
+                *child.args,
+                stdin=asyncio.subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+                pass_fds=fds,
             )
         except OSError as exc:  # not a port: say which program could not be started
             raise WorkerError(
@@ -279,15 +291,36 @@ async def serve_workers(
     made first, port 0 resolved to one free port that every front shares. `common` are the
     arguments every child gets (the log settings). Raises `BusError` when the nats-server
     cannot start, `WorkerError` when a child cannot (its program cannot be run), `OSError`
-    when the host key cannot be made, `DatabaseInUse` when another
-    server serves the database (checked first: the lobby child would only fail over and
-    over). `metrics`, if given, is the `HOST:PORT` where the supervisor serves the metrics of
-    all its processes (`perudo_ssh.metrics.serve_aggregate`; ValueError if malformed)."""
-    from perudo_ssh.ssh.hostkey import load_or_create_host_key
+    when the host key cannot be made, `DatabaseInUse` when another server serves the
+    database. The database's serving lock is taken first and held to the end (handed to the
+    lobby process: `restore` is refused while the lobby restarts, too). `metrics`, if given,
+    is the `HOST:PORT` where the supervisor serves the metrics of all its processes
+    (`perudo_ssh.metrics.serve_aggregate`)."""
     from perudo_ssh.store import DEFAULT_PATH
     from perudo_ssh.store.backup import ServingLock
 
-    ServingLock.take(db or DEFAULT_PATH).release()
+    lock = ServingLock.take(db or DEFAULT_PATH)  # held until the end, the lobby given it
+    try:
+        await _serve_workers(
+            workers, host, port, host_key_dir, db, config, common, metrics, lock.fileno()
+        )
+    finally:
+        lock.release()
+
+
+async def _serve_workers(
+    workers: int,
+    host: str,
+    port: int,
+    host_key_dir: Path,
+    db: Path | None,
+    config: Path | None,
+    common: list[str],
+    metrics: str | None,
+    lock_fd: int,
+) -> None:
+    from perudo_ssh.ssh.hostkey import load_or_create_host_key
+
     load_or_create_host_key(host_key_dir)
     port = port or free_port(host)
     lobby_args = []
@@ -309,7 +342,9 @@ async def serve_workers(
     metrics_dir: Path | None = None
     if metrics is not None:
         metrics_dir = Path(tempfile.mkdtemp(prefix="perudo-metrics-"))
-    supervisor = Supervisor(workers, lobby_args, front_args, common, metrics_dir=metrics_dir)
+    supervisor = Supervisor(
+        workers, lobby_args, front_args, common, metrics_dir=metrics_dir, lock_fd=lock_fd
+    )
     endpoint = None
     if metrics is not None and metrics_dir is not None:
         from perudo_ssh.metrics import serve_aggregate

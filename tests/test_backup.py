@@ -7,6 +7,9 @@ there is in their history."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -300,3 +303,50 @@ async def test_a_backup_is_never_written_over_a_database_in_use(tmp_path):
     assert names_in(db) == ["ana", "ben"]  # nothing forked, nothing lost
     with pytest.raises(StoreError, match="it is the database"):
         restore(db, db)
+
+
+def gone(pid: int) -> bool:
+    """Whether process `pid` has exited (a zombie not reaped yet has closed its files)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return any(line.startswith("State:\tZ") for line in status)
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_serve_workers_keeps_its_database_locked_while_its_lobby_restarts(tmp_path):
+    db = await a_database(tmp_path / "perudo.db", "ana")
+    backup(db, tmp_path / "backup.db")
+    process = await asyncio.create_subprocess_exec(
+        SCRIPT, "serve", "--workers", "1", "--port", "0", "--db", str(db),
+        "--host-keys", str(tmp_path / "keys"), "--config", str(tmp_path / "none.toml"),
+        stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stderr is not None
+    lobby_pid = None
+    try:
+        async with asyncio.timeout(60):
+            while lobby_pid is None:
+                line = (await process.stderr.readline()).decode()
+                assert line, "serve --workers ended before its lobby started"
+                event = json.loads(line) if line.startswith("{") else {}
+                if event.get("event") == "worker_started" and event.get("worker") == "lobby":
+                    lobby_pid = event["pid"]
+        os.kill(lobby_pid, signal.SIGKILL)  # the lobby dies: the supervisor restarts it
+        while not gone(lobby_pid):  # its descriptors closed: only the supervisor's lock is left
+            await asyncio.sleep(0.001)
+        with pytest.raises(DatabaseInUse):  # before the new lobby could have taken it again
+            ServingLock.take(db)
+        status, out, err = await command("restore", str(tmp_path / "backup.db"), "--db", str(db))
+        assert (status, out) == (2, ""), err  # refused at once, as at any other moment
+        assert "is in use by a perudo-ssh server" in err
+        status, _, err = await command("serve", "--port", "0", "--db", str(db))
+        assert status == 2 and "is in use by a perudo-ssh server" in err  # no second server
+    finally:
+        process.terminate()
+        async with asyncio.timeout(30):
+            await process.communicate()
+    assert process.returncode == 0
+    assert restore(tmp_path / "backup.db", db).contents.accounts == 1  # free once it stopped

@@ -13,8 +13,9 @@ item 4), and the lock that tells the two apart.
   aside to `<db>.before-restore-<UTC time>`, so a restore of the wrong file is undone by
   another restore. Both copies go through SQLite (never a file copy), so a -wal file beside
   the old database can never be replayed into the restored one.
-- `ServingLock` is held by every process that serves the database (`perudo-ssh serve`, the
-  lobby process of `--workers` or `perudo-ssh lobby`: `Store.open(serving=True)`): an
+- `ServingLock` is held by every process that serves the database (`perudo-ssh serve`,
+  `perudo-ssh lobby`: `Store.open(serving=True)`; `serve --workers` for its whole run,
+  handing it to its lobby process, so that it stays held while the lobby restarts): an
   exclusive `flock` on `<db>.lock`, which the kernel releases when the process ends however
   it ends, so a `kill -9` leaves no stale lock. A second server on the same database is
   refused too (two lobbies would both restore and play the same tables).
@@ -37,6 +38,11 @@ from perudo_ssh.store.schema import FILE_MODE, SCHEMA_VERSION, StoreError, schem
 
 LOCK_SUFFIX = ".lock"
 """The serving lock of database `perudo.db` is the file `perudo.db.lock` beside it."""
+
+LOCK_FD_ENV = "PERUDO_SSH_LOCK_FD"
+"""The descriptor of the lock `serve --workers` holds for its whole run and hands to its lobby
+process, which adopts it (`ServingLock.take`): the database stays locked while the lobby
+restarts."""
 
 ASIDE = ".before-restore-"
 """What `restore` names the database it replaced: `perudo.db.before-restore-20261207-0930`."""
@@ -84,6 +90,9 @@ class ServingLock:
     @classmethod
     def take(cls, db: Path) -> ServingLock:
         path = lock_path(db)
+        inherited = cls._inherited(path)
+        if inherited is not None:
+            return inherited
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
         except OSError as exc:
@@ -102,10 +111,35 @@ class ServingLock:
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         return cls(path, fd)
 
+    @classmethod
+    def _inherited(cls, path: Path) -> ServingLock | None:
+        """The lock of `path` handed down by the supervisor (`LOCK_FD_ENV`), if it is this
+        file's: its open file description is locked already (closing this copy of it
+        releases nothing while the supervisor holds it)."""
+        fd_text = os.environ.get(LOCK_FD_ENV, "")
+        if not fd_text.isdigit():
+            return None
+        fd = int(fd_text)
+        try:
+            given, here = os.fstat(fd), os.stat(path)
+        except OSError:
+            return None
+        if (given.st_dev, given.st_ino) != (here.st_dev, here.st_ino):
+            return None
+        del os.environ[LOCK_FD_ENV]  # adopted once: a second take is refused as usual
+        return cls(path, fd)
+
     @property
     def held(self) -> bool:
         """Whether this lock is still held (not released)."""
         return self._fd is not None
+
+    def fileno(self) -> int:
+        """The lock file's descriptor (to hand it to a child process); ValueError once
+        released."""
+        if self._fd is None:
+            raise ValueError("the lock was released")
+        return self._fd
 
     def release(self) -> None:
         fd, self._fd = self._fd, None
