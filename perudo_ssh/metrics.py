@@ -229,12 +229,20 @@ class MetricsServer:
 def start_metrics(address: str | None) -> MetricsServer | None:
     """Count this process's refusals and drops, and serve its metrics on `address` (None:
     serve nothing — a child of `serve --workers` writes into its supervisor's folder, read
-    from there; or nobody asked for metrics, and nothing is counted). Raises as
-    `MetricsServer.start`."""
+    from there; or nobody asked for metrics, and nothing is counted). When the address
+    cannot be served (its port taken: 9100 is node_exporter's too), that is logged as an
+    error and the game goes on without an endpoint: metrics never take the server down.
+    Raises ValueError for a malformed address."""
     if address is None and not multiprocess_mode():
         return None
     observe_events(count_event)
-    return MetricsServer.start(address) if address is not None else None
+    if address is None:
+        return None
+    try:
+        return MetricsServer.start(address)
+    except MetricsUnavailable as exc:
+        log.error("%s: serving on without metrics", exc)
+        return None
 
 
 class Metered:
@@ -304,15 +312,19 @@ class WorkerCollector(Collector):
 
 def serve_aggregate(
     address: str, directory: Path, workers: Callable[[], Mapping[str, int]] | None = None
-) -> MetricsServer:
+) -> MetricsServer | None:
     """Serve the sum of the metrics that the processes given `directory` (`MULTIPROC_ENV`)
     write there (`serve --workers`), and with `workers` each process's CPU and memory
-    (`WorkerCollector`). Raises as `MetricsServer.start`."""
+    (`WorkerCollector`). None when it cannot listen there (logged, as `start_metrics`)."""
     registry = CollectorRegistry()
     multiprocess.MultiProcessCollector(registry, path=str(directory))
     if workers is not None:
         registry.register(WorkerCollector(workers))
-    return MetricsServer.start(address, registry)
+    try:
+        return MetricsServer.start(address, registry)
+    except MetricsUnavailable as exc:  # as `start_metrics`: the game goes on
+        log.error("%s: serving on without metrics", exc)
+        return None
 
 
 def process_exited(pid: int, directory: Path) -> None:

@@ -197,7 +197,7 @@ class LobbyScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="lobby-title")
-        motd = Static(self._notes.motd, id="lobby-motd")
+        motd = Static(Content(self._notes.motd), id="lobby-motd")  # plain text, no markup
         motd.display = bool(self._notes.motd)
         yield motd
         with Horizontal(id="lobby-body"):

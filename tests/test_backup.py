@@ -350,3 +350,13 @@ async def test_serve_workers_keeps_its_database_locked_while_its_lobby_restarts(
             await process.communicate()
     assert process.returncode == 0
     assert restore(tmp_path / "backup.db", db).contents.accounts == 1  # free once it stopped
+
+
+async def test_two_restores_in_one_second_keep_both_databases_they_replaced(tmp_path):
+    db = await a_database(tmp_path / "perudo.db", "ana")
+    copy = await a_database(tmp_path / "copy.db", "zoe")
+    first = restore(copy, db, now=1796635800.0)
+    second = restore(copy, db, now=1796635800.0)
+    assert first.aside is not None and second.aside is not None
+    assert second.aside.name == first.aside.name + "-2"
+    assert names_in(first.aside) == ["ana"] and names_in(second.aside) == ["zoe"]

@@ -141,13 +141,18 @@ def test_compose_runs_one_lobby_and_two_fronts_over_one_bus():
     lobby = services["lobby"]
     accepted(lobby["command"])
     assert lobby["command"][1] == "lobby" and "ports" not in lobby
-    assert lobby["volumes"] == ["perudo-data:/var/lib/perudo"]
+    assert lobby["volumes"] == ["perudo-data:/var/lib/perudo", "./perudo:/etc/perudo:ro"]
     published = []
     for name in ("front-a", "front-b"):
         front = services[name]
         accepted(front["command"])
         assert front["command"][1] == "front"
-        assert front["volumes"] == ["host-keys:/var/lib/perudo/host_keys"]  # one host key
+        # one host key for all; the configuration's folder (a file mount would miss the
+        # new file `perudo-ssh admin` writes in its place)
+        assert front["volumes"] == [
+            "host-keys:/var/lib/perudo/host_keys",
+            "./perudo:/etc/perudo:ro",
+        ]
         published.append(front["ports"][0].split(":")[0])
     assert published == ["22", "2223"]
     for name in ("lobby", "front-a", "front-b"):

@@ -365,3 +365,17 @@ async def test_serve_workers_serves_the_sum_of_its_processes_metrics(tmp_path):
             await term.close()
         status = await stop(process)
     assert status == 0, log[-5:]
+
+
+def test_a_taken_metrics_port_is_logged_and_the_game_goes_on(caplog):
+    from perudo_ssh.metrics import start_metrics
+
+    taken = MetricsServer.start("127.0.0.1:0")
+    try:
+        assert start_metrics(f"127.0.0.1:{taken.port}") is None
+    finally:
+        taken.stop()
+    assert any(
+        "cannot serve metrics on" in r.getMessage() and r.levelname == "ERROR"
+        for r in caplog.records
+    )

@@ -146,7 +146,7 @@ class Lobby:
         # when the command being handled was posted (`FromSession.at`), and those of the
         # players' moves of this batch, timed once its events are out (`broadcast.end_batch`)
         self.received = time.monotonic()
-        self.moves_received: list[float] = []
+        self.moves_received: list[tuple[int, float]] = []  # (table id, when)
         # the shown rating of each rated account, by account id (issue 13): set by the
         # server from its store (None: no store, nobody is rated), kept by `rated`
         self.ratings: dict[int, int] | None = None

@@ -72,8 +72,9 @@ async def end_batch(lobby: Lobby) -> None:
         flush_outgoing(lobby)
         if lobby.moves_received:  # the players' moves of the batch are out: time them
             now = time.monotonic()
-            for received in lobby.moves_received:
-                lobby.meter.broadcast(now - received)
+            for tid, received in lobby.moves_received:
+                if tid not in lobby.unsaved:  # a table that could not be saved sent nothing
+                    lobby.meter.broadcast(now - received)
             lobby.moves_received.clear()
         if not lobby._drops:
             return

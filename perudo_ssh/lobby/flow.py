@@ -34,7 +34,7 @@ def played(lobby: Lobby, table: Table, move: Callable[[], T], by: str = "player"
     if by != "timeout" or result is not None:
         lobby.meter.moved(by)
     if by == "player":
-        lobby.moves_received.append(lobby.received)
+        lobby.moves_received.append((table.id, lobby.received))
     game_may_have_ended(lobby, table, was)
     after_change(lobby, table)
     return result

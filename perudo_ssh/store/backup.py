@@ -266,6 +266,10 @@ def restore(source: Path, db: Path, now: float | None = None) -> Restored:
                 if db.exists() and db.stat().st_size > 0:
                     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
                     aside = db.with_name(f"{db.name}{ASIDE}{stamp}")
+                    number = 1
+                    while aside.exists():  # two restores in one second: keep both
+                        number += 1
+                        aside = db.with_name(f"{db.name}{ASIDE}{stamp}-{number}")
                     with contextlib.closing(_open_existing(db)) as old:
                         _copy(old, aside)
                 if not db.exists():
