@@ -154,7 +154,11 @@ def sample(lobby: Lobby, seen: _Sampled) -> None:
 
     counted = census(lobby)
     for front, place in seen.sessions - set(counted.sessions):
-        SESSIONS.labels(front, place).set(0)
+        if multiprocess_mode():  # its files keep every label set: 0 is all it can say
+            SESSIONS.labels(front, place).set(0)
+        else:  # gone (a front restarted under a new id): no series left behind
+            SESSIONS.remove(front, place)
+            seen.sessions.discard((front, place))
     for (front, place), number in counted.sessions.items():
         SESSIONS.labels(front, place).set(number)
     seen.sessions |= set(counted.sessions)

@@ -191,6 +191,8 @@ class Supervisor:
         env.pop(MULTIPROC_ENV, None)
         if self.metrics_dir is not None:
             env[MULTIPROC_ENV] = str(self.metrics_dir)
+        if child is not self.lobby:
+            env["PERUDO_SSH_FRONT_NAME"] = child.name  # front.process.FRONT_NAME_ENV
         fds: tuple[int, ...] = ()
         if child is self.lobby and self.lock_fd is not None:  # the database's lock, handed on
             from perudo_ssh.store.backup import LOCK_FD_ENV

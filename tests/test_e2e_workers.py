@@ -104,7 +104,7 @@ class Cluster:
             "--host-keys", str(self.tmp / "keys"), "--config", str(self.tmp / "none.toml"),
             "--log-format", "text",
         )  # fmt: skip
-        match = await front.until_logged(r"front \w+ listening on [\d.]+:(\d+)")
+        match = await front.until_logged(r"front [\w-]+ listening on [\d.]+:(\d+)")
         return front, int(match.group(1))
 
 
@@ -263,7 +263,7 @@ async def test_serve_workers_restarts_a_killed_child_and_stops_cleanly(tmp_path:
     try:
         lobby = await supervisor.until_logged(r"worker_started worker=lobby pid=(\d+)")
         for _ in range(2):
-            await supervisor.until_logged(r"front \w+ listening")
+            await supervisor.until_logged(r"front [\w-]+ listening")
         ana = Terminal()
         await ana.connect(port, "ana", key())
         await ana.wait_for("welcome, ana")

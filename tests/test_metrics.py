@@ -244,7 +244,7 @@ async def start(
                 ports["metrics"] = int(match.group(1))
             if match := re.search(r"(?:listening on|fronts on) [\d.]+:(\d+)", line):
                 ports["ssh"] = int(match.group(1))
-            if re.search(r"perudo-ssh front \w+ listening on", line):
+            if re.search(r"perudo-ssh front [\w-]+ listening on", line):
                 fronts -= 1
 
     async def read_on() -> None:
@@ -358,6 +358,8 @@ async def test_serve_workers_serves_the_sum_of_its_processes_metrics(tmp_path):
         assert all(v > 5e6 for v in workers.values()), workers  # each a live process
         assert value(samples, "perudo_worker_cpu_seconds_total", worker="lobby") > 0
         assert fronts and LOCAL_FRONT not in fronts  # every session on a front process
+        # named as the supervisor names them, a random part after (unique at each start)
+        assert all(re.fullmatch(r"front-[12]-[0-9a-f]{6}", front) for front in fronts), fronts
         events = [json.loads(line) for line in log if line.startswith("{")]
         assert any(e.get("event") == "front_joined" and e.get("front") in fronts for e in events)
     finally:

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import re
+import secrets
 from pathlib import Path
 
 from perudo_ssh.admission import Connections, SessionCounts
@@ -37,6 +40,20 @@ LOBBY_WAIT = 10.0
 """Seconds a starting front waits for the lobby before it listens anyway."""
 STOPPING = N_("server stopping: your game is saved; log in again to go on")
 """What a stopping front tells its sessions (a seat at a game in play is held)."""
+
+
+FRONT_NAME_ENV = "PERUDO_SSH_FRONT_NAME"
+"""What `serve --workers` calls a front process ("front-2"): the start of its id on the bus,
+in the logs and in the metrics' `front` label, so that it reads as its `worker` label."""
+
+
+def front_name() -> str:
+    """This front's id on the bus: its supervisor's name for it (`FRONT_NAME_ENV`) or
+    "front", and a random part (unique for every start: a front started again is another
+    front for the lobby). Letters, digits and hyphens only (a NATS subject token)."""
+    given = os.environ.get(FRONT_NAME_ENV, "")
+    base = given if re.fullmatch(r"[A-Za-z0-9-]{1,32}", given) else "front"
+    return f"{base}-{secrets.token_hex(3)}"
 
 
 async def run_front(
@@ -67,6 +84,7 @@ async def run_front(
     remote = RemoteLobby(
         bus,
         prefix=prefix,
+        front=front_name(),
         outbox_size=limits.output_queue_events,
         round_trip=BUS_ROUND_TRIP.observe if metered or multiprocess_mode() else None,
     )
