@@ -167,6 +167,8 @@ def _check(conn: sqlite3.Connection, path: Path) -> None:
         problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(5)")]
         version = schema_version(conn)
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    except sqlite3.OperationalError as exc:  # locked, unreadable: not the file's fault
+        raise StoreError(f"cannot read {path}: {exc}") from None
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"{path} is not a perudo-ssh database ({exc})") from None
     if problems != ["ok"]:
