@@ -95,7 +95,11 @@ class Cluster:
             "lobby", "--nats", self.nats.url, "--db", str(self.tmp / "perudo.db"),
             "--config", str(self.tmp / "none.toml"), "--log-format", "text",
         )  # fmt: skip
-        await self.lobby.until_logged("perudo-ssh lobby serving")
+        try:
+            await self.lobby.until_logged("perudo-ssh lobby serving")
+        except BaseException:
+            await self.lobby.stop(signal.SIGKILL)
+            raise
         return self.lobby
 
     async def start_front(self, port: int = 0) -> tuple[Proc, int]:
@@ -104,7 +108,11 @@ class Cluster:
             "--host-keys", str(self.tmp / "keys"), "--config", str(self.tmp / "none.toml"),
             "--log-format", "text",
         )  # fmt: skip
-        match = await front.until_logged(r"front [\w-]+ listening on [\d.]+:(\d+)")
+        try:
+            match = await front.until_logged(r"front [\w-]+ listening on [\d.]+:(\d+)")
+        except BaseException:  # not listening: never left running after the test
+            await front.stop(signal.SIGKILL)
+            raise
         return front, int(match.group(1))
 
 

@@ -235,17 +235,23 @@ async def start(
     assert process.stderr is not None
     log: list[str] = []
     ports: dict[str, int] = {}
-    async with asyncio.timeout(60):
-        while "ssh" not in ports or "metrics" not in ports or fronts:
-            line = (await process.stderr.readline()).decode()
-            assert line, f"it ended before listening: {log}"
-            log.append(line)
-            if match := re.search(r"metrics on http://[\d.]+:(\d+)/metrics", line):
-                ports["metrics"] = int(match.group(1))
-            if match := re.search(r"(?:listening on|fronts on) [\d.]+:(\d+)", line):
-                ports["ssh"] = int(match.group(1))
-            if re.search(r"perudo-ssh front [\w-]+ listening on", line):
-                fronts -= 1
+    try:
+        async with asyncio.timeout(60):
+            while "ssh" not in ports or "metrics" not in ports or fronts:
+                line = (await process.stderr.readline()).decode()
+                assert line, f"it ended before listening: {log}"
+                log.append(line)
+                if match := re.search(r"metrics on http://[\d.]+:(\d+)/metrics", line):
+                    ports["metrics"] = int(match.group(1))
+                if match := re.search(r"(?:listening on|fronts on) [\d.]+:(\d+)", line):
+                    ports["ssh"] = int(match.group(1))
+                if re.search(r"perudo-ssh front [\w-]+ listening on", line):
+                    fronts -= 1
+    except BaseException:  # it never listened: not left running after the test
+        if process.returncode is None:
+            process.kill()  # its children die with it (PR_SET_PDEATHSIG)
+        await process.wait()
+        raise
 
     async def read_on() -> None:
         assert process.stderr is not None
