@@ -169,9 +169,7 @@ async def test_a_local_server_with_a_password_admits_only_who_has_it():
     server = LocalNatsServer(password="s3cret-of-this-run")
     await server.start()
     try:
-        assert server._folder is not None
-        config = server._folder / "nats.conf"
-        assert config.stat().st_mode & 0o777 == 0o600
+        assert server._folder is None  # read at its start, then removed: nothing on disk
         assert "s3cret" not in " ".join(str(a) for a in await _command_line(server))
         with pytest.raises(BusError):  # a local process that found the port
             await NatsBus.connect(NatsOptions(url=server.url), wait=1.0)
@@ -184,7 +182,18 @@ async def test_a_local_server_with_a_password_admits_only_who_has_it():
         await bus.close()
     finally:
         await server.stop()
-    assert not config.exists()  # the password's file goes with the server
+
+
+def test_the_password_file_is_private():
+    server = LocalNatsServer(password="x")
+    config = server._config()
+    try:
+        assert config.stat().st_mode & 0o777 == 0o600
+        assert config.parent.stat().st_mode & 0o777 == 0o700
+        assert '"x"' in config.read_text()
+    finally:
+        server._forget_config()
+    assert not config.exists()
 
 
 async def _command_line(server: LocalNatsServer) -> list[str]:

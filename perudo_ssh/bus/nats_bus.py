@@ -277,7 +277,8 @@ class LocalNatsServer:
     SIGTERM if this process dies first. With a `password`, it admits only `user` with it
     (a loopback port is open to every local user: `serve --workers` makes one password a
     run); the password goes in a configuration file of mode 0600 in a private folder, never
-    on a command line (`ps` shows those)."""
+    on a command line (`ps` shows those), and the file is removed as soon as the server
+    listens (it reads it at start only)."""
 
     def __init__(
         self,
@@ -337,6 +338,7 @@ class LocalNatsServer:
             writer.close()
             with contextlib.suppress(OSError):
                 await writer.wait_closed()
+            self._forget_config()  # read at start: nothing of the password stays on disk
             return
 
     async def stop(self) -> None:
@@ -356,9 +358,12 @@ class LocalNatsServer:
                     process.kill()
                 await process.wait()
         finally:
-            if self._folder is not None:
-                shutil.rmtree(self._folder, ignore_errors=True)
-                self._folder = None
+            self._forget_config()
+
+    def _forget_config(self) -> None:
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
 
     def kill(self) -> None:
         """SIGKILL the server (a fault test's crash)."""
