@@ -298,82 +298,65 @@ async def serve_workers(
     lobby process: `restore` is refused while the lobby restarts, too). `metrics`, if given,
     is the `HOST:PORT` where the supervisor serves the metrics of all its processes
     (`perudo_ssh.metrics.serve_aggregate`)."""
+    from perudo_ssh.ssh.hostkey import load_or_create_host_key
     from perudo_ssh.store import DEFAULT_PATH
     from perudo_ssh.store.backup import ServingLock
 
     lock = ServingLock.take(db or DEFAULT_PATH)  # held until the end, the lobby given it
     try:
-        await _serve_workers(
-            workers, host, port, host_key_dir, db, config, common, metrics, lock.fileno()
+        load_or_create_host_key(host_key_dir)
+        port = port or free_port(host)
+        lobby_args = []
+        if db is not None:
+            lobby_args += ["--db", str(db)]
+        if config is not None:
+            lobby_args += ["--config", str(config)]
+        front_args = [
+            "--listen",
+            host,
+            "--port",
+            str(port),
+            "--host-keys",
+            str(host_key_dir),
+            "--reuse-port",
+        ]
+        if config is not None:
+            front_args += ["--config", str(config)]
+        metrics_dir: Path | None = None
+        if metrics is not None:
+            metrics_dir = Path(tempfile.mkdtemp(prefix="perudo-metrics-"))
+        supervisor = Supervisor(
+            workers, lobby_args, front_args, common, metrics_dir=metrics_dir, lock_fd=lock.fileno()
         )
+        endpoint = None
+        if metrics is not None and metrics_dir is not None:
+            from perudo_ssh.metrics import serve_aggregate
+
+            try:
+                endpoint = serve_aggregate(metrics, metrics_dir, supervisor.pids)
+            except BaseException:
+                shutil.rmtree(metrics_dir, ignore_errors=True)
+                raise
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        log.info(
+            "perudo-ssh: one lobby and %d fronts on %s:%d — connect with: ssh -p %d %s",
+            workers,
+            host,
+            port,
+            port,
+            host,
+        )
+        try:
+            await supervisor.run(stop)
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+            if endpoint is not None:
+                endpoint.stop()
+            if metrics_dir is not None:
+                shutil.rmtree(metrics_dir, ignore_errors=True)
     finally:
         lock.release()
-
-
-async def _serve_workers(
-    workers: int,
-    host: str,
-    port: int,
-    host_key_dir: Path,
-    db: Path | None,
-    config: Path | None,
-    common: list[str],
-    metrics: str | None,
-    lock_fd: int,
-) -> None:
-    from perudo_ssh.ssh.hostkey import load_or_create_host_key
-
-    load_or_create_host_key(host_key_dir)
-    port = port or free_port(host)
-    lobby_args = []
-    if db is not None:
-        lobby_args += ["--db", str(db)]
-    if config is not None:
-        lobby_args += ["--config", str(config)]
-    front_args = [
-        "--listen",
-        host,
-        "--port",
-        str(port),
-        "--host-keys",
-        str(host_key_dir),
-        "--reuse-port",
-    ]
-    if config is not None:
-        front_args += ["--config", str(config)]
-    metrics_dir: Path | None = None
-    if metrics is not None:
-        metrics_dir = Path(tempfile.mkdtemp(prefix="perudo-metrics-"))
-    supervisor = Supervisor(
-        workers, lobby_args, front_args, common, metrics_dir=metrics_dir, lock_fd=lock_fd
-    )
-    endpoint = None
-    if metrics is not None and metrics_dir is not None:
-        from perudo_ssh.metrics import serve_aggregate
-
-        try:
-            endpoint = serve_aggregate(metrics, metrics_dir, supervisor.pids)
-        except BaseException:
-            shutil.rmtree(metrics_dir, ignore_errors=True)
-            raise
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    log.info(
-        "perudo-ssh: one lobby and %d fronts on %s:%d — connect with: ssh -p %d %s",
-        workers,
-        host,
-        port,
-        port,
-        host,
-    )
-    try:
-        await supervisor.run(stop)
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
-        if endpoint is not None:
-            endpoint.stop()
-        if metrics_dir is not None:
-            shutil.rmtree(metrics_dir, ignore_errors=True)
