@@ -172,10 +172,10 @@ async def test_a_local_server_with_a_password_admits_only_who_has_it():
         assert server._folder is None  # read at its start, then removed: nothing on disk
         assert "s3cret" not in " ".join(str(a) for a in await _command_line(server))
         with pytest.raises(BusError):  # a local process that found the port
-            await NatsBus.connect(NatsOptions(url=server.url), wait=1.0)
+            await NatsBus.connect(NatsOptions(url=server.url), wait=0.3)
         with pytest.raises(BusError):
             options = NatsOptions(url=server.url, user="perudo", password="guessed")
-            await NatsBus.connect(options, wait=1.0)
+            await NatsBus.connect(options, wait=0.3)
         bus = await NatsBus.connect(
             NatsOptions(url=server.url, user="perudo", password="s3cret-of-this-run")
         )
