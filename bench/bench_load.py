@@ -12,10 +12,20 @@ free loopback port, pinned to CPU 0 (`taskset -c 0`; `--no-pin` lets it run anyw
 load runs in `--clients` processes (multiprocessing, spawn; default 2) pinned to CPU 1, each
 with its own asyncio loop and real asyncssh clients with PTYs (80×24, xterm-256color) whose
 output is fed to pyte screens. Player pN logs in with its own new ed25519 key (so each has an
-account), connections ramped at `--ramp` a second (default 5). `--server PATH` serves with
-another checkout's `perudo-ssh` (to measure before and after a change), or a `.py` file run
-with this Python (`bench/serve_timed.py`: where the server's time goes, by screen and
-cause). The mix:
+account), connections ramped at `--ramp` a second (default 5).
+
+On this 2-core machine the load needs most of a core, so `serve --workers 2` cannot be
+given both cores. `--server-cpus F` models a smaller machine instead: the server unpinned,
+its processes held to F cores of CPU time in all by a cgroup quota, the load on the rest;
+`--server-core C` holds each of its processes to C cores too. Issue 12's scaling figure, at
+half scale (two half-speed cores against one):
+
+    .venv/bin/python -m bench.bench_load 85 --server-cpus 0.5
+    .venv/bin/python -m bench.bench_load 170 --workers 2 --server-cpus 1 --server-core 0.5
+
+`--server PATH` serves with another checkout's `perudo-ssh` (to measure before and after a
+change), or a `.py` file run with this Python (`bench/serve_timed.py`: where the server's
+time goes, by screen and cause). The mix:
 
 * about half at six-seat tables of people: six players of one load process, one creates a
   table of 6 seats and no bots, the other five join it from the lobby (cursor moved to the
@@ -42,6 +52,9 @@ A row's figures:
   100 %: a mean near 100 % means the server is saturated, flagged `SAT`).
 * `load CPU` — the load processes' CPU over the window, summed (they share CPU 1): near
   100 % means the clients are saturated and the latencies are partly theirs, flagged `SAT`.
+* `machine` (a line below the row) — each CPU's busy share over the window (/proc/stat:
+  server, load and all else); with `--server-cpus`, in how many of the quota's 10-ms periods
+  the server was stopped, and for how long in all (the per-process quota's stops apart).
 * `RSS/s` — (server RSS mean in the window − server RSS just after start, no session) / N, MB.
 * `bid` — from the moment a player at a six-seat table of people writes the Enter of a bid
   until another player of that table has that bid on screen (`Current bid: 5×4 by p3`, or the
@@ -974,6 +987,102 @@ def rss_mb(pid: int) -> float | None:
     return None
 
 
+CGROUP_CPU = Path("/sys/fs/cgroup/cpu")
+"""Where the cgroup v1 `cpu` controller is mounted (`--server-cpus`)."""
+BUDGET_PERIOD_US = 10_000
+"""The CFS period of `--server-cpus`' quota, µs: short, so that a process that spent its
+quota waits at most a few ms for the next period (the default 100 ms would put up to
+100-ms stalls into every latency)."""
+
+
+class CpuBudget:
+    """`--server-cpus F`: a cgroup of the v1 `cpu` controller holding the server's processes
+    (and every child: `serve --workers`' lobby, fronts and nats-server) to F cores of CPU
+    time, however many CPUs they run on: a quota of F × `BUDGET_PERIOD_US` per period.
+    Its `cpu.shares` is the highest, so the load never takes the server's budget from it:
+    below F the server runs whenever it wants to, as on F cores of its own.
+
+    It models a machine of F server cores at a smaller scale on this 2-core one, where the
+    load itself needs most of a core: `--server-cpus 0.5` for one process against
+    `--workers 2 --server-cpus 1.0` weighs what a second core brings, with the load on what
+    is left. Raises OSError if the controller is not there or not writable (root, cgroup v1).
+
+    `core` (`--server-core C`): each of the server's processes is also held to C cores, in a
+    group of its own inside (`place`): F = 1.0 and C = 0.5 model two cores at half speed,
+    where a front alone at work still runs at half speed, not on the whole budget."""
+
+    def __init__(self, cores: float, name: str, core: float | None = None) -> None:
+        if not (CGROUP_CPU / "cpu.cfs_quota_us").exists():
+            raise OSError(f"--server-cpus needs the cgroup v1 cpu controller at {CGROUP_CPU}")
+        self.cores, self.core = cores, core
+        self.path = CGROUP_CPU / name
+        self.placed: set[int] = set()
+        self._group(self.path, cores)
+
+    @staticmethod
+    def _group(path: Path, cores: float) -> None:
+        path.mkdir()
+        (path / "cpu.cfs_period_us").write_text(str(BUDGET_PERIOD_US))
+        (path / "cpu.cfs_quota_us").write_text(str(round(cores * BUDGET_PERIOD_US)))
+        (path / "cpu.shares").write_text("262144")
+
+    def place(self, pids) -> None:
+        """With `core`: each process of `pids` not placed yet moved into a group of its own
+        held to `core` cores (a process gone meanwhile is skipped)."""
+        if self.core is None:
+            return
+        for pid in set(pids) - self.placed:
+            with contextlib.suppress(OSError):
+                group = self.path / f"p{pid}"
+                if not group.exists():
+                    self._group(group, self.core)
+                (group / "cgroup.procs").write_text(str(pid))
+                self.placed.add(pid)
+
+    def wrap(self, cmd: list[str]) -> list[str]:
+        """`cmd` run from inside the group (a shell joins it, then execs `cmd`)."""
+        return ["sh", "-c", f'echo $$ > {self.path}/cgroup.procs && exec "$@"', "sh", *cmd]
+
+    def stat(self) -> dict[str, int]:
+        """The group's `cpu.stat` (nr_periods, nr_throttled, throttled_time in ns), and
+        `core_throttled_time`: the processes' own groups' throttled_time summed (`core`)."""
+        out: dict[str, int] = {"core_throttled_time": 0}
+        groups = [g for g in self.path.iterdir() if g.is_dir()] if self.core else []
+        for group in [self.path, *groups]:
+            with contextlib.suppress(OSError):
+                for line in (group / "cpu.stat").read_text().splitlines():
+                    key, _, value = line.partition(" ")
+                    with contextlib.suppress(ValueError):
+                        if group == self.path:
+                            out[key] = int(value)
+                        elif key == "throttled_time":
+                            out["core_throttled_time"] += int(value)
+        return out
+
+    def close(self) -> None:
+        """Removes the group (once its processes are gone; any left are moved out first)."""
+        groups = [g for g in self.path.iterdir() if g.is_dir()] if self.path.exists() else []
+        for group in [*groups, self.path]:
+            with contextlib.suppress(OSError):
+                for pid in (group / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(OSError):
+                        (CGROUP_CPU / "cgroup.procs").write_text(pid)
+                group.rmdir()
+
+
+def cpu_busy() -> dict[str, tuple[int, int]]:
+    """Each CPU's (busy, total) jiffies since boot, from /proc/stat: busy is all but idle
+    and iowait."""
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            name, *fields = line.split()
+            if name.startswith("cpu") and name != "cpu":
+                ticks = [int(x) for x in fields]
+                out[name] = (sum(ticks) - ticks[3] - ticks[4], sum(ticks))
+    return out
+
+
 def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -1075,17 +1184,23 @@ def run_one(n: int, args) -> dict:
     pin = pinned(args) and shutil.which("taskset") is not None and os.cpu_count() >= 2
     if pin:
         cmd = ["taskset", "-c", str(SERVER_CPU), *cmd]
+    budget = None
+    if args.server_cpus is not None:
+        budget = CpuBudget(args.server_cpus, f"perudo-bench-{os.getpid()}-{n}", args.server_core)
+        cmd = budget.wrap(cmd)
     out = open(tmp / "server.out", "wb")  # noqa: SIM115
     server = subprocess.Popen(cmd, cwd=tmp, stdout=out, stderr=subprocess.STDOUT)
     ctx = mp.get_context("spawn")
     procs: list = []
     stop = ctx.Event()
     results = ctx.Queue()
-    row: dict = {"n": n, "dir": tmp}
+    row: dict = {"n": n, "dir": tmp, "budget": args.server_cpus}
     profile_proc = None
     try:
         wait_port(port, server)
         time.sleep(1.0)
+        if budget:
+            budget.place(server_tree(server.pid))
         base_rss = sum(rss_mb(pid) or 0.0 for pid in server_tree(server.pid))
         readies = []
         for k, specs in enumerate(plan(n, args.clients, args.stormers, args.storm_keys)):
@@ -1118,6 +1233,9 @@ def run_one(n: int, args) -> dict:
             )  # fmt: skip
         tick = os.sysconf("SC_CLK_TCK")
         t_start = time.monotonic()
+        if budget:
+            budget.place(server_tree(server.pid))
+        busy_start, budget_start = cpu_busy(), budget.stat() if budget else {}
         loaders = [p.pid for p in procs]
         roles = server_tree(server.pid)
         last = {pid: cpu_ticks(pid) for pid in [*roles, *loaders]}
@@ -1128,6 +1246,8 @@ def run_one(n: int, args) -> dict:
             time.sleep(1.0)
             now = time.monotonic()
             roles = server_tree(server.pid)  # a child restarted is a new process
+            if budget:
+                budget.place(roles)
             cur = {pid: cpu_ticks(pid) for pid in [*roles, *loaders]}
             dt = now - t_last
 
@@ -1146,6 +1266,15 @@ def run_one(n: int, args) -> dict:
             last, t_last = cur, now
         t_end = time.monotonic()
         span = t_end - t_start
+        busy_end = cpu_busy()
+        row["cpus"] = {
+            name: (busy - busy_start[name][0]) / max(1, total - busy_start[name][1]) * 100
+            for name, (busy, total) in busy_end.items()
+            if name in busy_start
+        }
+        if budget:
+            end = budget.stat()
+            row["throttled"] = {k: end.get(k, 0) - budget_start.get(k, 0) for k in end}
         row["srv_mean"] = sum(role_ticks.values()) / tick / span * 100
         row["roles"] = {
             role: (ticks / tick / span * 100, sum(1 for r in roles.values() if r == role))
@@ -1237,6 +1366,8 @@ def run_one(n: int, args) -> dict:
                 server.wait(5)
         row["server_status"] = server.returncode
         out.close()
+        if budget:
+            budget.close()
     row["server_errors"] = server_errors(log)
     row["fronts"] = session_fronts(log)
     row["events"] = server_events(
@@ -1302,7 +1433,7 @@ def fmt_row(row: dict) -> str:
         return "-" if v is None else format(v, spec)
 
     s = row["samples"]
-    srv_flag = " SAT" if (row["srv_mean"] or 0) >= 90 else ""
+    srv_flag = " SAT" if (row["srv_mean"] or 0) >= 90 * (row.get("budget") or 1) else ""
     load_flag = " SAT" if (row["load_mean"] or 0) >= 90 else ""
     lat = {k: f"{ms(pct(v, 50))}/{ms(pct(v, 99))}" for k, v in s.items()}
     errs = f"{len(row['client_errors'])}+{len(row['server_errors'])}"
@@ -1318,7 +1449,7 @@ def fmt_row(row: dict) -> str:
 def pinned(args) -> bool:
     """Whether the server runs on CPU 0 and the load on CPU 1: by default with one process,
     with `--workers` only if `--pin` says so (to weigh the split on one core)."""
-    return not args.no_pin and (args.workers is None or args.pin)
+    return not args.no_pin and args.server_cpus is None and (args.workers is None or args.pin)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -1346,6 +1477,16 @@ def main(argv: list[str] | None = None) -> None:
         help="serve with `--workers N` (lobby, N fronts, nats-server; unpinned unless --pin): the "
         "server's CPU and RSS are its processes' summed, and shown by role",
     )  # fmt: skip
+    parser.add_argument(
+        "--server-cpus", type=float, metavar="F",
+        help="hold the server's processes to F cores of CPU time in all (a cgroup quota; "
+        "unpinned): a smaller machine modelled, the load on the rest (see CpuBudget)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--server-core", type=float, metavar="C",
+        help="with --server-cpus: each of the server's processes held to C cores too (a core "
+        "of the smaller machine: --server-cpus 1 --server-core 0.5 is two half cores)",
+    )  # fmt: skip
     parser.add_argument("--profile", choices=["py-spy"], help="profile the server in the window")
     parser.add_argument("--profile-format", choices=["speedscope", "raw"], default="speedscope")
     parser.add_argument("--keep", action="store_true", help="keep the temp dirs")
@@ -1370,6 +1511,8 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"window {args.seconds:.0f} s, {args.clients} load processes, ramp {args.ramp:.0f}/s, "
         f"server {'on CPU 0, load on CPU 1' if pinned(args) else 'unpinned'}"
+        f"{f', held to {args.server_cpus:g} cores' if args.server_cpus is not None else ''}"
+        f"{f' ({args.server_core:g} a process)' if args.server_core is not None else ''}"
         f"{f', serve --workers {args.workers}' if args.workers is not None else ''}"
         f"{', six-seat tables play again' if args.again else ''}",
         flush=True,
@@ -1432,6 +1575,26 @@ def details(row: dict, args) -> None:
                 for role, (v, k) in sorted(row["roles"].items())
             )
         )
+    if row.get("cpus"):
+        print(
+            "   machine: "
+            + ", ".join(f"{name} {cpu(v)} % busy" for name, v in sorted(row["cpus"].items()))
+            + (
+                f"; server budget {row['budget']:g} cores, throttled in "
+                f"{row['throttled'].get('nr_throttled', 0)} of "
+                f"{row['throttled'].get('nr_periods', 0)} periods "
+                f"({row['throttled'].get('throttled_time', 0) / 1e6:.0f} ms waited"
+                + (
+                    f"; its processes at their own quota "
+                    f"{row['throttled']['core_throttled_time'] / 1e6:.0f} ms"
+                    if row["throttled"].get("core_throttled_time")
+                    else ""
+                )
+                + ")"
+                if row.get("throttled") is not None
+                else ""
+            )
+        )
     by_front(row, args)
     for part in row.get("parts", ()):
         print(
@@ -1440,8 +1603,8 @@ def details(row: dict, args) -> None:
             f"p99 bid {ms(part['bid'])}, chat {ms(part['chat'])}, tchat {ms(part['tchat'])}, "
             f"lag {ms(part['lag'])} ms"
         )
-    if (row["srv_mean"] or 0) >= 90:
-        print("   the server used a whole core (SAT): it is CPU-bound at this N")
+    if (row["srv_mean"] or 0) >= 90 * (row.get("budget") or 1):
+        print("   the server used its whole CPU (SAT): it is CPU-bound at this N")
     if (row["load_mean"] or 0) >= 90:
         print("   the load processes saturated CPU 1 (SAT): latencies include client delay")
     for line in (row["client_errors"] + row["server_errors"])[:8]:
