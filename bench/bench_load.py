@@ -1505,6 +1505,10 @@ def main(argv: list[str] | None = None) -> None:
         "(the mix held; else they idle in the lobby)",
     )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.server_core is not None and args.server_cpus is None:
+        parser.error("--server-core needs --server-cpus")
+    if args.server_cpus is not None and not os.access(CGROUP_CPU, os.W_OK):
+        parser.error(f"--server-cpus needs the cgroup v1 cpu controller, writable, at {CGROUP_CPU}")
     if pinned(args) and (os.cpu_count() or 1) >= 2:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {LOAD_CPU})  # keep CPU 0 for the server
