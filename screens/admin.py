@@ -82,6 +82,7 @@ class AdminScreen(Screen[None]):
         Binding("r", "remove", N_("Remove")),
         Binding("p", "pause", N_("Pause/resume")),
         Binding("x", "close_table", N_("Close table")),
+        Binding("w", "watch", N_("Watch")),
         Binding("n", "announce", N_("Announce")),
         Binding("v", "toggle_log", N_("Audit/bans")),
         Binding("U", "unban", N_("Unban"), show=False),
@@ -397,7 +398,12 @@ class AdminScreen(Screen[None]):
         reason = self._reason(required=False) or ""
         name, table = session.name, session.table
         self._confirm(
-            lambda tr: tr._("Remove {name} from table {table}?", name=name, table=table),
+            lambda tr: (
+                tr._("Remove {name} from table {table}? Reason: {reason}", name=name,
+                     table=table, reason=reason)
+                if reason
+                else tr._("Remove {name} from table {table}?", name=name, table=table)
+            ),
             protocol.RemovePlayer(session=session.id, reason=reason),
         )
 
@@ -417,14 +423,26 @@ class AdminScreen(Screen[None]):
             return
         table = next((t for t in self.state.tables if t.id == tid), None)
         name = table.name if table is not None else ""
-        self._confirm(
-            lambda tr: tr._(
-                "Close table {table} ({name})? Everyone at it goes back to the lobby.",
-                table=tid,
-                name=name,
-            ),
-            protocol.CloseTable(table=tid, reason=self._reason(required=False) or ""),
+        reason = self._reason(required=False) or ""
+        question = (
+            N_(
+                "Close table {table} ({name})? Everyone at it goes back to the lobby. "
+                "Reason: {reason}"
+            )
+            if reason
+            else N_("Close table {table} ({name})? Everyone at it goes back to the lobby.")
         )
+        self._confirm(
+            lambda tr: tr._(question, table=tid, name=name, reason=reason),
+            protocol.CloseTable(table=tid, reason=reason),
+        )
+
+    def action_watch(self) -> None:
+        """Watch the table under the cursor, private or not (only admins may watch a private
+        table: it is in no one's lobby list)."""
+        tid = self._selected("admin-tables")
+        if tid is not None:
+            self.post_message(Send(protocol.SpectateTable(table=tid)))
 
     def action_announce(self) -> None:
         text = self._reason()

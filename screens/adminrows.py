@@ -72,6 +72,8 @@ def table_row(table: protocol.AdminTable, tr: Translator) -> tuple[Cell, ...]:
         status = tr._("{status}, paused", status=status)
     if table.unsaved:
         status = tr._("{status}, cannot be saved", status=status)
+    if table.private:
+        status = tr._("{status}, private", status=status)
     return (
         str(table.id),
         Text(table.name),

@@ -519,3 +519,22 @@ async def test_a_paused_table_says_so_to_everyone_at_it_until_it_resumes():
         assert (await ben.expect(P.TableState)).paused
         admin.send(P.ResumeTable(table=created.id))
         assert not (await ana.expect(P.TableState, lambda e: not e.paused)).paused
+
+
+async def test_an_admin_is_told_a_table_is_private_and_may_watch_it():
+    """A private table is in nobody's lobby list; the admin state marks it `private`, and an
+    admin may watch it (README, Moderation); anyone else asking is told there is no such table."""
+    async with running_lobby(moderation=moderation()) as lobby:
+        boss = await member(lobby, "boss", ADMIN_KEY, address="127.0.0.1", admin=True)
+        ana = await member(lobby, "ana", ANA_KEY, address="10.0.0.7", account=3)
+        guest = await member(lobby, "guest-1", None, address="10.0.0.8")
+        ana.send(P.CreateTable(seats=3, bots=0, private=True))
+        await ana.expect(P.TableState)
+        boss.send(P.WatchAdmin())
+        (table,) = (await boss.expect(P.AdminState)).tables
+        assert (table.id, table.private) == (1, True)
+        guest.send(P.SpectateTable(table=1))
+        assert (await guest.expect(P.Refused)).code == "no_table"
+        boss.send(P.SpectateTable(table=1))
+        watched = await boss.expect(P.TableState)
+        assert watched.id == 1 and "boss" in watched.spectators

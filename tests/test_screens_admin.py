@@ -368,3 +368,34 @@ async def test_a_muted_player_is_told_until_when():
         await wait_until(pilot, lambda: bool(app._notifications))
         (notice,) = list(app._notifications)
         assert notice.message == "An admin muted your chat until 2026-12-03 11:00 UTC: shouting"
+
+
+async def test_the_questions_name_the_reason_and_w_watches_the_table_under_the_cursor():
+    """A removal and a close name the reason typed (README, Moderation), as a kick does; a
+    private table says so in the tables list, and `w` watches the table under the cursor."""
+    session, app = admin_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_admin(pilot, app, session)
+        private = msgspec.structs.replace(STATE.tables[0], private=True, paused=False)
+        session.feed(msgspec.structs.replace(STATE, tables=(private,)))
+        await wait_until(pilot, lambda: "playing, private" in screen_text(app))
+        reason = screen.query_one("#admin-reason", Input)
+        screen.query_one("#admin-sessions", DataTable).move_cursor(row=0)  # ana, at table 2
+        reason.value = "testing removal"
+        await pilot.press("r")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert "Remove ana from table 2? Reason: testing removal" in screen_text(app)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: app.screen is screen)
+        await pilot.press("x")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        text = " ".join(word.strip("│") for word in screen_text(app).split())  # wrapped
+        assert (
+            "Close table 2 (ana's)? Everyone at it goes back to the lobby. Reason: testing "
+            "removal" in " ".join(text.split())
+        ), text
+        await pilot.press("n")
+        await wait_until(pilot, lambda: app.screen is screen)
+        session.sent.clear()
+        await pilot.press("w")
+        await wait_until(pilot, lambda: session.sent == [P.SpectateTable(table=2)])

@@ -283,6 +283,7 @@ class AdminCommands:
                 players=tuple(seat.name for seat in t.seats),
                 spectators=len(t.spectators),
                 unsaved=t.id in self.lobby.unsaved,
+                private=t.code is not None,
             )
             for t in sorted(self.lobby.tables.values(), key=lambda t: t.id)
         )

@@ -142,7 +142,8 @@ class AdminTable(Message, frozen=True):
     """A table as admins see it: its `status` ("waiting", "playing", "over"), whether an
     admin `paused` it, the `players` seated (bots included) and how many `spectators`;
     `unsaved`: its last changes could not be saved, so it is paused until a save works
-    (issue 11)."""
+    (issue 11); `private`: seated only by its invite code and listed to nobody, though
+    admins may watch it (`SpectateTable`)."""
 
     id: int
     name: str
@@ -152,6 +153,7 @@ class AdminTable(Message, frozen=True):
     players: tuple[str, ...]
     spectators: int
     unsaved: bool = False
+    private: bool = False
 
 
 class AuditRow(Message, frozen=True):
