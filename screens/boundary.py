@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 from textual.app import App
+from textual.notifications import Notification
 
 from perudo_ssh import protocol
 from perudo_ssh.i18n import N_, Terms, Translator
@@ -117,13 +118,7 @@ class LobbyBoundary(App[str | None]):
                 self.table = table
                 self._table_screen().show(table)
             case protocol.Refused(code=code, message=text, args=args):
-                self.notify(
-                    refusal_text(self.tr, code, text, args, self.terms()),
-                    title=self.tr._("Refused"),
-                    severity="warning",
-                    markup=False,
-                    timeout=REFUSAL_SECONDS,
-                )
+                self._notify_refusal(refusal_text(self.tr, code, text, args, self.terms()))
             case protocol.Notice(text=protocol.SAVE_PAUSED, args=args):
                 # the table as last saved, held: its banner says so until it is sent afresh
                 if self.table is not None:
@@ -236,6 +231,17 @@ class LobbyBoundary(App[str | None]):
             game = self.table.game
             options = self.table.options or (game.options if game is not None else None)
         return self.tr.terms(options)
+
+    def _notify_refusal(self, text: str) -> None:
+        """Show a refusal for `REFUSAL_SECONDS`, unless the same one is still on screen: a
+        key pressed again and again (Enter, d) out of turn is told once, not a stack of the
+        same notice over the table. Added at once (as Textual's `Notify` handler adds it),
+        so that a burst of refusals already queued finds the first one shown."""
+        title = self.tr._("Refused")
+        if any(n.message == text and n.title == title for n in self._notifications):
+            return
+        self._notifications.add(Notification(text, title, "warning", REFUSAL_SECONDS, markup=False))
+        self._refresh_notifications()
 
     def notify_words(self, message: str, *, title: str, timeout: float) -> None:
         """Notify people's own words (a chat line, an announcement), as plain text: kept

@@ -12,6 +12,7 @@ from textual.widgets import DataTable
 
 from perudo_ssh import protocol as P
 from perudo_ssh.rules import Roll, apply, new_game, observe, options_for
+from screens import boundary
 from screens.app import PerudoApp, make_app
 from screens.create import CreateTableDialog
 from screens.dialogs import RerollDialog
@@ -386,6 +387,28 @@ async def test_waiting_table_offers_bots_and_start_to_its_creator():
         await pilot.press("b", "s", "l")
         await pilot.pause()
         assert session.sent == [P.AddBot(), P.StartGame(), P.LeaveTable()]
+
+
+async def test_the_same_refusal_again_is_told_once_while_it_is_shown(monkeypatch):
+    """Enter pressed five times out of turn: one "not your turn" notice, not five stacked
+    over the table; another refusal is told beside it, and once the first is gone (here
+    cleared, as a game's start clears them) the same one is told again."""
+    monkeypatch.setattr(boundary, "REFUSAL_SECONDS", 600.0)  # none expires on a slow run
+    session = FakeSession()
+    turn = P.Refused(code="not_your_turn", message="it is not your turn")
+    app = await start(session, *[turn] * 5)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(app._notifications) == 1)
+        session.feed(turn, P.Refused(code="table_full", message="every seat is taken"), turn)
+        await wait_until(pilot, lambda: session._events.empty())
+        await pilot.pause()
+        assert sorted(n.message for n in app._notifications) == [
+            "Every seat is taken",
+            "It is not your turn",
+        ]
+        app.clear_notifications()
+        session.feed(turn)
+        await wait_until(pilot, lambda: len(app._notifications) == 1)
 
 
 @pytest.mark.slow
