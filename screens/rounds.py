@@ -96,9 +96,14 @@ class RoundsScreen(Screen[None]):
                 self.set_focus(None)
             self.set_mode(True, "-reveal")
             self._draw_composer()
-        elif game.phase == "bidding" and game.bids and self.has_class("-reveal"):
+        elif (
+            game.phase == "bidding"
+            and (game.bids or game.turn == game.me)
+            and self.has_class("-reveal")
+        ):
             # the next round is already being bid (the reveal timed out, or this viewer
-            # is only watching): show the table rather than an old round
+            # is only watching), or waits on this player's opening bid while the turn clock
+            # runs: show the table rather than an old round (it stays in `g Rounds`)
             self._hide_reveal()
         elif game.phase == "rolling" and self.has_class("-reveal"):
             self._show_reveal(table, game)  # who the table still waits for (issue 13)

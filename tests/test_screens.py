@@ -316,6 +316,27 @@ async def test_reveal_shows_the_tally_and_sends_ready():
         assert "Current bid" not in text and "Round over" in screen_text(app)
 
 
+async def test_a_reveal_left_open_closes_when_the_next_round_waits_on_your_bid():
+    """The table goes on once the reveal times out (8 s): a player still on the reveal
+    whose turn it is to open is shown the table, not the old round over a running clock
+    with keys that do nothing; the round stays in `g Rounds`."""
+    session = FakeSession()
+    state = bid(rolled(), 0, 3, 4)
+    app = await start(session, table_state(observe(state, 1), me=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        revealed = call(state, 1)  # ben doubts 3×4 and loses a die: he opens the next round
+        session.feed(table_state(observe(revealed, 1), me=1))
+        await wait_until(pilot, lambda: app.screen.has_class("-reveal"))
+        nxt = apply_roll(revealed, ((2, 4, 4, 1, 6), (5, 5, 3, 3), (1, 6, 6, 4, 3)))
+        assert nxt.turn == 1 and not nxt.bids
+        session.feed(table_state(observe(nxt, 1), me=1))
+        await wait_until(pilot, lambda: not app.screen.has_class("-reveal"))
+        await pilot.press("tab", *"4x3", "enter")
+        await wait_until(pilot, lambda: bool(session.sent))
+        assert session.sent == [P.MakeBid(count=4, face=3)]
+
+
 async def test_game_over_shows_the_winner_then_play_again_or_leave():
     session = FakeSession()
     state = rolled(dice=((6,), (5,), (4,)), dice_per_player=1)

@@ -247,11 +247,28 @@ async def test_the_calzone_question_waits_for_the_reveal_to_close():
     async with app.run_test(size=SIZE) as pilot:
         await at_table(pilot, app)
         await wait_until(pilot, lambda: app.screen.has_class("-reveal"))
-        session.feed(table_state(observe(state, 0)))  # rolled again: the reveal stays
         await pilot.pause()
+        assert isinstance(app.screen, TableScreen)  # not asked over the reveal
+        await pilot.press("space")  # closes the reveal: not asked while the dice roll
+        await wait_until(pilot, lambda: not app.screen.has_class("-reveal"))
         assert isinstance(app.screen, TableScreen)
-        await pilot.press("space")  # closes the reveal
+        session.feed(table_state(observe(state, 0)))  # rolled again: ana opens, asked first
         await wait_until(pilot, lambda: isinstance(app.screen, CalzoneDialog))
+
+
+async def test_a_reveal_left_open_gives_way_to_the_calzone_question_when_the_round_starts():
+    """The reveal timed out and the round waits on ana's opening: the reveal closes (the
+    turn clock runs) and the calzone question, hers before any bid, is asked."""
+    session = FakeSession()
+    state = one_die_opening()
+    before = replace(state, phase="rolling", round_index=1)
+    app = start(session, "en", table_state(observe(before, 0)))
+    async with app.run_test(size=SIZE) as pilot:
+        await at_table(pilot, app)
+        await wait_until(pilot, lambda: app.screen.has_class("-reveal"))
+        session.feed(table_state(observe(state, 0)))
+        await wait_until(pilot, lambda: isinstance(app.screen, CalzoneDialog))
+        assert session.sent == []  # no Ready: the round had gone on without it
 
 
 async def test_set_aside_dice_are_shown_beside_the_cup_to_everyone():
