@@ -399,8 +399,12 @@ class AdminScreen(Screen[None]):
         name, table = session.name, session.table
         self._confirm(
             lambda tr: (
-                tr._("Remove {name} from table {table}? Reason: {reason}", name=name,
-                     table=table, reason=reason)
+                tr._(
+                    "Remove {name} from table {table}? Reason: {reason}",
+                    name=name,
+                    table=table,
+                    reason=reason,
+                )
                 if reason
                 else tr._("Remove {name} from table {table}?", name=name, table=table)
             ),
