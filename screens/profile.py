@@ -28,6 +28,7 @@ from textual.widgets import Sparkline, Static
 from perudo_ssh import protocol
 from perudo_ssh.i18n import N_, Translator
 from perudo_ssh.ratings import DEFAULT, Rating
+from perudo_ssh.records import is_level_account
 from perudo_ssh.referee import Verdict
 from perudo_ssh.stats import CallTally, GameTally, PlayerStats, stats_of_tallies, tally_verdict
 from screens.footer import Footer
@@ -52,12 +53,16 @@ LABEL_WIDTH = 20
 class Profile:
     """What the profile shows of one account: its `name`, `stats` over its games, and
     `ratings` its shown rating (points) after each rated game, oldest first; `bot`: a bot
-    account (issue 14: marked BOT, rated among bot accounts)."""
+    account (issue 14: marked BOT, rated among bot accounts); `level`: the account that
+    holds the shared rating of the built-in bots of one level (`bot-medium`), which sits
+    at no seat itself: its games are its rated games, and it has no wins or calls of its
+    own to show."""
 
     name: str
     stats: PlayerStats
     ratings: tuple[int, ...]
     bot: bool = False
+    level: bool = False
 
 
 def stats_of_games(
@@ -101,7 +106,13 @@ async def read_profile(store: Records, account_id: int) -> Profile | None:
     history = await store.rating_history(account_id)
     stats = await asyncio.to_thread(stats_of_games, games, account_id, history)
     ratings = tuple(shown_rating(rating_of_row(row)) for row in history)
-    return Profile(name=account.name, stats=stats, ratings=ratings, bot=account.bot)
+    return Profile(
+        name=account.name,
+        stats=stats,
+        ratings=ratings,
+        bot=account.bot,
+        level=is_level_account(account),
+    )
 
 
 def percent(tr: Translator, share: float | None) -> str:
@@ -134,6 +145,16 @@ def profile_lines(tr: Translator, profile: Profile) -> list[Content]:
         )
     else:
         rating = tr._("not rated yet")
+    if profile.level:  # the built-in bots of a level: one rating, no seat of its own
+        rows = [
+            (tr._("Rating"), rating),
+            (tr._("Games"), str(len(profile.ratings))),
+            ("", tr._("the built-in bots of this level share this rating")),
+        ]
+        return [
+            Content.assemble((f"{label[: LABEL_WIDTH - 1]:<{LABEL_WIDTH}}", "bold"), value)
+            for label, value in rows
+        ]
     win_rate = percent(tr, stats.wins / stats.games if stats.games else None)
     rows = [
         (tr._("Rating"), rating),

@@ -20,6 +20,7 @@ from perudo_ssh.referee import encode_verdict
 from perudo_ssh.store import Store
 from screens.account import AccountScreen
 from screens.leaderboard import LeaderboardScreen
+from screens.profile import profile_lines, read_profile
 from screens.tableview import seat_names
 from tests.test_lobby_support import Player, running_lobby
 from tests.test_ratings_store import stored_rating
@@ -253,5 +254,14 @@ async def test_each_level_of_built_in_bots_is_rated_against_everyone_and_moves_n
         assert hard2 is not None
         assert await stored_rating(store, level, second) == (hard2.mu, hard2.sigma)
         assert [row.game_id for row in await store.rating_history(ana.id)] == [game]
+        # its profile: the level sat at no seat, so its games are its two rated games, not
+        # "Games 0" under "after 2 rated games"; no wins or calls of its own
+        profile = await read_profile(store, level.id)
+        assert profile is not None and profile.level and len(profile.ratings) == 2
+        lines = [line.plain for line in profile_lines(translator("en"), profile)]
+        assert [line.split()[0] for line in lines] == ["Rating", "Games", "the"]
+        assert lines[1].split() == ["Games", "2"]
+        mine = await read_profile(store, ana.id)
+        assert mine is not None and not mine.level and mine.stats.games == 2
     finally:
         await store.close()
