@@ -31,6 +31,7 @@ from perudo_ssh.logs import log_event
 from screens.admin import AdminScreen
 from screens.boundary import ARRIVAL_SECONDS, LobbyBoundary
 from screens.cheaper import KeptPanel
+from screens.dialogs import ConfirmDialog
 from screens.help import HelpScreen
 from screens.keys import KeysOnTheirWay
 from screens.lobby import LobbyScreen
@@ -49,6 +50,14 @@ IDLE_CHECK_SECONDS = 10.0
 """How often the lobby idle timeout is looked at (so it ends a session up to this late)."""
 IDLE = "idle in the lobby"
 """The app's return value when the lobby idle timeout ended it (never shown: `farewell` is)."""
+
+
+def quit_question(tr: Translator) -> str:
+    """The question before Ctrl+Q quits a game being played, in `tr`'s language (a
+    `dialogs.Question`, asked again after a language switch)."""
+    return tr._(
+        "Quit in the middle of this game? Your seat then goes as if your connection were lost."
+    )
 
 
 def idle_farewell(tr: Translator, seconds: float) -> str:
@@ -252,6 +261,39 @@ class PerudoApp(KeysOnTheirWay, DrawnNotices, LobbyBoundary):
             screen.refresh_bindings()
         self.notify(
             self.tr._("Language: {language}", language=LANGUAGE_NAMES[self.language]),
+            markup=False,
+        )
+
+    async def action_quit(self) -> None:
+        """Ctrl+Q (and the lobby's q): the app ends, and with it the session. Seated with
+        dice in a game being played, the player is asked first (`ConfirmDialog`): the seat
+        then goes by the table's rule for a lost connection."""
+        table = self.table
+        game = table.game if table is not None else None
+        if (
+            table is not None
+            and table.status == "playing"
+            and game is not None
+            and game.me is not None
+            and game.phase != "over"
+            and game.seats[game.me].dice
+            and not isinstance(self.screen, ConfirmDialog)
+        ):
+
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self.exit()
+
+            self.push_screen(ConfirmDialog(quit_question), confirmed)
+            return
+        await super().action_quit()
+
+    def action_help_quit(self) -> None:
+        """Ctrl+C, which quits many programs: says how to quit, in the player's language
+        (Textual's own says it in English)."""
+        self.notify(
+            self.tr._("Press Ctrl+Q to quit."),
+            title=self.tr._("Do you want to quit?"),
             markup=False,
         )
 

@@ -15,7 +15,7 @@ from perudo_ssh.rules import Roll, apply, new_game, observe, options_for
 from screens import boundary
 from screens.app import PerudoApp, make_app
 from screens.create import CreateTableDialog
-from screens.dialogs import RerollDialog
+from screens.dialogs import ConfirmDialog, RerollDialog
 from screens.gameover import GameOverScreen
 from screens.help import HelpScreen
 from screens.lobby import LobbyScreen
@@ -335,6 +335,39 @@ async def test_a_reveal_left_open_closes_when_the_next_round_waits_on_your_bid()
         await pilot.press("tab", *"4x3", "enter")
         await wait_until(pilot, lambda: bool(session.sent))
         assert session.sent == [P.MakeBid(count=4, face=3)]
+
+
+async def test_ctrl_q_mid_game_asks_first_and_ctrl_c_says_how_to_quit_in_your_language():
+    """Seated with dice in a game being played, Ctrl+Q asks (n: the game goes on; y: the
+    app ends); Ctrl+C says how to quit in the player's language, not Textual's English."""
+    session = FakeSession()
+    app = await start(session, table_state(observe(bid(rolled(), 0, 3, 4), 1), me=1))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        await pilot.press("f2")  # français
+        await pilot.press("ctrl+c")
+        await wait_until(
+            pilot, lambda: any("Ctrl+Q pour quitter" in n.message for n in app._notifications)
+        )
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert "Quitter en pleine partie ?" in screen_text(app)
+        await pilot.press("n")
+        await wait_until(pilot, lambda: isinstance(app.screen, TableScreen))
+        assert app.is_running
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: not app.is_running, timeout=5)
+
+
+async def test_ctrl_q_in_the_lobby_quits_at_once():
+    session = FakeSession()
+    app = await start(session, lobby_state())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: not app.is_running, timeout=5)
 
 
 async def test_game_over_shows_the_winner_then_play_again_or_leave():
