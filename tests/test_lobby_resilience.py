@@ -190,6 +190,10 @@ async def test_a_dropped_player_keeps_the_seat_then_a_bot_plays_it_then_they_tak
         assert state.game.seats[ben_seat].hidden == table.state.hidden[ben_seat]
         await ana.expect(P.Notice, lambda e: e.text == "{name} is back")
         assert table.seats[ben_seat].left_round is None  # not ranked as gone
+        # ben is not told that ben is back: everything sent to him before a refusal came
+        back.send(P.JoinTable(table=10**6))
+        await back.expect(P.Refused)
+        assert not [e for e in back.events if isinstance(e, P.Notice) and "is back" in e.text]
 
 
 async def test_a_reconnect_within_the_grace_period_takes_the_seat_back_at_once():

@@ -335,9 +335,9 @@ class Lobby:
         """See `sessions.remove_client`."""
         sessions.remove_client(self, client)
 
-    def notice(self, table: Table, text: str, **args: str | int) -> None:
+    def notice(self, table: Table, text: str, *, but: int | None = None, **args: str | int) -> None:
         """See `broadcast.notice`."""
-        broadcast.notice(self, table, text, **args)
+        broadcast.notice(self, table, text, but=but, **args)
 
     # ---- what the lobby's modules and the admin commands act on (the actor's turn only) --
 

@@ -211,11 +211,14 @@ def broadcast(lobby: Lobby, table: Table) -> None:
                 lobby.deliver(lobby._clients[sid], data)
 
 
-def notice(lobby: Lobby, table: Table, text: str, **args: str | int) -> None:
-    """Tell everyone at `table` `text` (an `N_` message id) with its named `args`."""
+def notice(
+    lobby: Lobby, table: Table, text: str, *, but: int | None = None, **args: str | int
+) -> None:
+    """Tell everyone at `table` but session `but` (if given) `text` (an `N_` message id)
+    with its named `args`."""
     data = protocol.encode(protocol.Notice(text=text, args=args))
     for sid in table.sessions():
-        if sid in lobby._clients:
+        if sid in lobby._clients and sid != but:
             lobby.deliver(lobby._clients[sid], data, table.id)
 
 

@@ -74,7 +74,7 @@ def take_back_seat(lobby: Lobby, client: Client) -> None:
         flow.cancel_timer(lobby, table.id, f"grace{seat}")
         log_event(log, "seat_reclaimed", table=table.id, seat=seat, player=client.name)
         chat.send_chat_history(lobby, client)
-        lobby.notice(table, N_("{name} is back"), name=table.seats[seat].name)
+        lobby.notice(table, N_("{name} is back"), but=client.id, name=table.seats[seat].name)
         flow.after_change(lobby, table)
         return
     for old in list(lobby._clients.values()):
@@ -98,7 +98,7 @@ def take_back_seat(lobby: Lobby, client: Client) -> None:
         chat.send_chat_history(lobby, old)
         log_event(log, "seat_taken_over", table=table.id, seat=seat, player=client.name)
         chat.send_chat_history(lobby, client)
-        lobby.notice(table, N_("{name} is back"), name=table.seats[seat].name)
+        lobby.notice(table, N_("{name} is back"), but=client.id, name=table.seats[seat].name)
         flow.after_change(lobby, table)
         return
 
