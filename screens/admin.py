@@ -88,6 +88,13 @@ class AdminScreen(Screen[None]):
         Binding("U", "unban", N_("Unban"), show=False),
     ]
 
+    FOOTER_WHEN_ROOM = ("announce", "toggle_log")
+    """Keys the footer shows only where the line has room (the help lists every key)."""
+    SESSION_ACTIONS = frozenset({"kick", "ban", "mute", "unmute", "remove"})
+    """Actions on the session under the cursor: in the footer while the sessions list has it."""
+    TABLE_ACTIONS = frozenset({"pause", "close_table", "watch"})
+    """Actions on the table under the cursor: in the footer while the tables list has it."""
+
     def __init__(self) -> None:
         super().__init__()
         self.state: protocol.AdminState | None = None
@@ -307,6 +314,23 @@ class AdminScreen(Screen[None]):
         if action == "write":  # in a field, / is a letter of the reason
             return not isinstance(self.focused, Input)
         return True
+
+    def footer_shows(self, action: str) -> bool:
+        """Whether the footer shows `action`'s key now (`screens.footer`): a session's keys
+        while the sessions list has the cursor, a table's while the tables list has it, so
+        that an 80-column line holds the keys of the list at hand. Every key works from any
+        list, as the README says; the help lists them all."""
+        name = action.split("(", 1)[0]
+        where = self.focused.id if self.focused is not None else None
+        if name in self.SESSION_ACTIONS:
+            return where == "admin-sessions"
+        if name in self.TABLE_ACTIONS:
+            return where == "admin-tables"
+        return True
+
+    def on_descendant_focus(self) -> None:
+        """Another list or field has the cursor: the footer's keys follow it."""
+        self.refresh_bindings()
 
     def action_back(self) -> None:
         """Escape: from a field back to the lists; from the lists, close the screen."""

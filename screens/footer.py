@@ -118,15 +118,20 @@ class Footer(Widget, can_focus=False):
         return shared_lines(self, ("footer", self.keys), crop, super().render_lines)
 
     def _keys(self) -> tuple[Key, ...]:
-        """The keys to show now: one per action (its first binding), in binding order; the
-        actions the screen lists in `FOOTER_WHEN_ROOM` only while the line has room for
-        them (the last of them given up first)."""
+        """The keys to show now: one per action (its first binding), in binding order, but
+        those the screen's optional `footer_shows(action) -> bool` says not to show now (the
+        admin screen shows the keys of the list with the cursor); the actions the screen
+        lists in `FOOTER_WHEN_ROOM` only while the line has room for them (the last of them
+        given up first)."""
         seen: set[str] = set()
         keys: list[Key] = []
         optional: list[int] = []  # where the keys shown only with room are
         when_room = getattr(self.screen, "FOOTER_WHEN_ROOM", ())
+        shows = getattr(self.screen, "footer_shows", None)
         for _node, binding, enabled, _tooltip in self.screen.active_bindings.values():
             if not binding.show or binding.action in seen:
+                continue
+            if shows is not None and not shows(binding.action):
                 continue
             seen.add(binding.action)
             label = describe(self, binding) if binding.description else ""

@@ -399,3 +399,23 @@ async def test_the_questions_name_the_reason_and_w_watches_the_table_under_the_c
         session.sent.clear()
         await pilot.press("w")
         await wait_until(pilot, lambda: session.sent == [P.SpectateTable(table=2)])
+
+
+async def test_the_footer_shows_the_keys_of_the_list_with_the_cursor():
+    """At 80 columns the footer holds the keys of the list at hand: a session's in the
+    sessions list, a table's in the tables list (they were past the line's end before);
+    every key still works from any list."""
+    session, app = admin_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_admin(pilot, app, session)
+
+        def footer() -> str:
+            return screen_text(app).splitlines()[-1]
+
+        assert "k Kick" in footer() and "r Remove" in footer() and "x Close" not in footer()
+        await pilot.press("tab")
+        await wait_until(pilot, lambda: "x Close table" in footer())
+        assert "p Pause/resume" in footer() and "w Watch" in footer()
+        assert "k Kick" not in footer()
+        await pilot.press("shift+tab", "x")  # back in the sessions list, x still asks
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
