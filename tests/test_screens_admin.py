@@ -407,7 +407,7 @@ async def test_the_footer_shows_the_keys_of_the_list_with_the_cursor():
     every key still works from any list."""
     session, app = admin_app()
     async with app.run_test(size=SIZE) as pilot:
-        screen = await open_admin(pilot, app, session)
+        await open_admin(pilot, app, session)
 
         def footer() -> str:
             return screen_text(app).splitlines()[-1]
