@@ -408,7 +408,7 @@ class CreateTableDialog(PartialBackground, ModalScreen[protocol.CreateTable | No
                     )
                 )
             else:
-                status.update(Content(tr._("The {preset} rules as they are", preset=self._preset)))
+                status.update(Content(tr._("The {preset} preset, unchanged", preset=self._preset)))
         status.set_class(reason is not None, "-refused")
 
     def _reset_to_preset(self, preset: str) -> None:

@@ -65,7 +65,7 @@ async def test_the_dialog_fits_80x24_and_marks_the_chosen_preset_by_text():
         for label in (
             "Seats", "Bots", "Dice per player", "Opening roll", "Raise", "Special round",
             "Face change", "Calza needs", "[x] Calza in special round", "[ ] Jonti",
-            "[ ] Show and reroll", "Stake", "Name", "The classic rules as they are",
+            "[ ] Show and reroll", "Stake", "Name", "The classic preset, unchanged",
             "Create", "Cancel",
         ):  # fmt: skip
             assert label in text, label
@@ -137,7 +137,7 @@ async def test_choosing_a_preset_resets_every_option_to_its_values():
         for name in ("calza_in_special_round", "jonti", "show_and_reroll"):
             assert dialog.query_one(f"#{name}", Checkbox).value == getattr(club, name), name
         assert dialog.query_one("#stake", Input).value == "10"
-        assert status(dialog) == "The club rules as they are"
+        assert status(dialog) == "The club preset, unchanged"
         assert "(•) club" in screen_text(app) and "( ) classic" in screen_text(app)
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, LobbyScreen))
@@ -259,7 +259,7 @@ async def test_the_dialog_speaks_the_session_language_and_the_preset_terms(langu
             assert tr._(msgid) in text, msgid
         for msgid in ("Create a table", "Dice per player", "Name"):  # "Bots" is French too
             assert (tr._(msgid) == msgid) == (language == "en"), msgid
-        assert tr._("The {preset} rules as they are", preset="classic") in text
+        assert tr._("The {preset} preset, unchanged", preset="classic") in text
         await pilot.press("down", "down", "down", "enter")  # club: its own words
         await pilot.pause()
         terms = tr.terms(PRESETS["club"])
