@@ -274,7 +274,11 @@ async def test_mute_refuses_chat_until_unmuted():
         )
         ana.send(P.Say(text="hello"))
         refused = await ana.expect(P.Refused)
-        assert (refused.code, refused.args) == ("muted", {"reason": "shouting"})
+        assert (refused.code, refused.message) == (
+            "muted",
+            "you may not chat until {until} UTC: {reason}",
+        )
+        assert refused.args == {"until": until, "reason": "shouting"}
         assert mod.muted(5, 999) == mod.muted(5, ana.session.id)  # the account is muted
         boss.send(P.Mute(session=guest.session.id, reason="spam"))  # a guest: this session
         assert await guest.expect(P.Notice) == P.Notice(

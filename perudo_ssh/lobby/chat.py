@@ -5,6 +5,7 @@ of the lobby, called on the actor's turn only. Imports neither textual nor async
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from typing import TYPE_CHECKING, Literal
 
@@ -40,10 +41,20 @@ def say(lobby: Lobby, client: Client, text: str) -> None:
     `client` is muted, when nothing printable is left, when it is too long; refused when
     it comes too fast (that costs nothing either)."""
     reason = muted(lobby, client)
-    if reason:
-        raise Refusal("muted", N_("you may not chat: {reason}"), {"reason": reason})
     if reason is not None:
-        raise Refusal("muted", N_("you may not chat now"))
+        # told until when, as the mute's notice told it (UTC: the lobby has no client's zone)
+        mute = lobby.moderation.muted(client.account_id, client.id)
+        until = None if mute is None or mute.until is None else mute.until
+        when = None if until is None else time.strftime("%Y-%m-%d %H:%M", time.gmtime(until))
+        if reason and when:
+            text, args = N_("you may not chat until {until} UTC: {reason}"), {"until": when}
+        elif reason:
+            text, args = N_("you may not chat: {reason}"), {}
+        elif when:
+            text, args = N_("you may not chat until {until} UTC"), {"until": when}
+        else:
+            text, args = N_("you may not chat now"), {}
+        raise Refusal("muted", text, {**args, "reason": reason} if reason else args)
     if not isinstance(text, str) or len(text) > MAX_RAW_LENGTH:
         raise Refusal(
             "chat_too_long", N_("a chat line is at most {n} characters"), {"n": MAX_CHAT_LENGTH}
