@@ -44,17 +44,17 @@ def say(lobby: Lobby, client: Client, text: str) -> None:
     if reason is not None:
         # told until when, as the mute's notice told it (UTC: the lobby has no client's zone)
         mute = lobby.moderation.muted(client.account_id, client.id)
-        until = None if mute is None or mute.until is None else mute.until
-        when = None if until is None else time.strftime("%Y-%m-%d %H:%M", time.gmtime(until))
-        if reason and when:
-            text, args = N_("you may not chat until {until} UTC: {reason}"), {"until": when}
-        elif reason:
-            text, args = N_("you may not chat: {reason}"), {}
-        elif when:
-            text, args = N_("you may not chat until {until} UTC"), {"until": when}
-        else:
-            text, args = N_("you may not chat now"), {}
-        raise Refusal("muted", text, {**args, "reason": reason} if reason else args)
+        until = mute.until if mute is not None else None
+        args: dict[str, str | int] = {"reason": reason} if reason else {}
+        if until is not None:
+            args["until"] = time.strftime("%Y-%m-%d %H:%M", time.gmtime(until))
+        why = {
+            (True, True): N_("you may not chat until {until} UTC: {reason}"),
+            (True, False): N_("you may not chat: {reason}"),
+            (False, True): N_("you may not chat until {until} UTC"),
+            (False, False): N_("you may not chat now"),
+        }[bool(reason), until is not None]
+        raise Refusal("muted", why, args)
     if not isinstance(text, str) or len(text) > MAX_RAW_LENGTH:
         raise Refusal(
             "chat_too_long", N_("a chat line is at most {n} characters"), {"n": MAX_CHAT_LENGTH}
