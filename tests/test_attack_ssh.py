@@ -57,10 +57,12 @@ class _Driver:
         return self.input.parsed - parsed, len(messages)
 
 
-def _pump_all(session: AppSession, driver: _Driver, data: bytes) -> None:
-    """Receive `data` in 16 KiB packets, then pump until no more input is let through now."""
-    for i in range(0, len(data), 16 * 1024):
-        session.data_received(data[i : i + 16 * 1024], None)
+def _pump_all(session: AppSession, driver: _Driver, data: bytes, packet: int = 16 * 1024) -> None:
+    """Receive `data` in `packet`-byte packets (16 KiB: a paste's; a few bytes: keys, as a
+    person's or a storm's come; one packet of `UNBRACKETED_PASTE` bytes or more with no
+    escape is a paste), then pump until no more input is let through now."""
+    for i in range(0, len(data), packet):
+        session.data_received(data[i : i + packet], None)
     while True:
         before = (len(session._pending), driver.deferred, len(driver.messages))
         session._pump_input()
@@ -87,9 +89,24 @@ async def test_paste_beyond_the_limit_costs_no_input_rate() -> None:
 
 async def test_one_byte_keys_are_paced_by_event_count() -> None:
     session, driver = await _paced_session()
-    _pump_all(session, driver, b"d" * 20_000)  # 20 kB: within the byte rate, 20k app events
+    # 20 kB of keys, 32 a packet: within the byte rate, 20k app events
+    _pump_all(session, driver, b"d" * 20_000, packet=32)
     session.connection_lost(None)
     assert len(driver.messages) <= DEFAULT_LIMITS.input_events_burst + 20
+
+
+async def test_a_packet_of_text_without_an_escape_is_one_paste() -> None:
+    """20 kB in one packet, no escape: a paste the terminal did not bracket, given to the app
+    as one paste, not 20,000 keys; a key after it is a key. (In two packets it would be two
+    pastes: each packet is judged alone.)"""
+    session, driver = await _paced_session()
+    _pump_all(session, driver, b"d" * 20_000, packet=20_000)
+    session.data_received(b"q", None)
+    _pump_all(session, driver, b"")
+    session.connection_lost(None)
+    assert [type(m) for m in driver.messages] == [events.Paste, events.Key]
+    paste = driver.messages[0]
+    assert isinstance(paste, events.Paste) and paste.text == "d" * 20_000
 
 
 async def test_a_key_storm_is_held_to_the_event_budget_then_ended_as_a_flood(caplog) -> None:
@@ -102,7 +119,7 @@ async def test_a_key_storm_is_held_to_the_event_budget_then_ended_as_a_flood(cap
     session = AppSession(lambda login: None, "ana", None, "127.0.0.1:1", limits=limits)  # type: ignore[arg-type]
     driver = _Driver()
     session.attach(driver)  # type: ignore[arg-type]
-    _pump_all(session, driver, b"?" * 250)
+    _pump_all(session, driver, b"?" * 250, packet=5)
     assert len(driver.messages) == 60  # the burst, the rest held back
     assert len(session._pending) + driver.deferred == 190
     with caplog.at_level(logging.WARNING, logger="perudo_ssh"):

@@ -540,6 +540,23 @@ async def test_the_largest_paste_is_a_setting(tmp_path: Path) -> None:
         await ana.close()
 
 
+async def test_a_paste_the_terminal_did_not_bracket_is_one_paste_not_a_flood_of_keys(
+    tmp_path: Path,
+) -> None:
+    """5,000 characters in one packet with no escape (a terminal without bracketed paste, or
+    `tmux send-keys -l`): one paste, cut to `max_paste`, at once; not 5,000 keys waiting on
+    the event budget (20 a second) until the session ends as a flood. A short write of
+    keys stays keys: `q` quits."""
+    limits = Limits(max_paste=100, input_events_per_second=20, input_flood_seconds=2.0)
+    async with hello_server(tmp_path, limits) as (port, _):
+        ana = await session(port, "ana", ANA)
+        ana.send("y" * 5000)
+        await ana.wait_for("pasted=100")
+        ana.send("q")
+        assert await ana.ended(5) == 0
+        await ana.close()
+
+
 async def test_a_client_that_does_not_log_in_is_cut_off(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

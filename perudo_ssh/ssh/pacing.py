@@ -87,6 +87,15 @@ MAX_PENDING_INPUT = 64 * 1024
 """Bytes held before the channel stops reading (SSH flow control then slows the client)."""
 MAX_BACKLOG = 100
 """App messages queued before parsing more input waits."""
+UNBRACKETED_PASTE = 64
+"""Bytes in one input packet, none of them an escape, taken as a paste the terminal did not
+bracket: the packet is wrapped in the paste markers, so the app gets one paste (a bid field
+refuses it whole, a chat line is cut to its length, a newline in it submits nothing), not
+thousands of keys that would wait on the session's event budget and end it as a flood.
+A person's keys come a packet each (an SSH client sends what the terminal gave it at
+once), a key held down or a mouse report too; only a paste, or a program, sends more."""
+_PASTE_START = b"\x1b[200~"
+_PASTE_END = b"\x1b[201~"
 
 
 class _TokenBucket:
@@ -149,6 +158,7 @@ class PacedInput:
         """Nothing pending, reading on, and every budget full (from `_limits`)."""
         limits = self._limits
         self._pending = bytearray()
+        self._client_pasting = False  # inside a bracketed paste of the client's own
         self._reading_paused = False  # the channel's reading is paused (`_update_reading`)
         self._pending_full = False  # ... for `MAX_PENDING_INPUT` bytes not parsed yet
         self._rate_handle: asyncio.TimerHandle | None = None  # ... for its packet rate
@@ -169,9 +179,16 @@ class PacedInput:
 
     def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
         """asyncssh: `data` from the client, kept until the pump gives it to the app; past
-        `MESSAGE_RATE` packets, the channel's reading is held back (never the data dropped)."""
+        `MESSAGE_RATE` packets, the channel's reading is held back (never the data dropped).
+        A packet of `UNBRACKETED_PASTE` bytes or more without an escape is a paste."""
         if self._closed or self._flooded:
             return
+        if len(data) >= UNBRACKETED_PASTE and b"\x1b" not in data and not self._client_pasting:
+            data = _PASTE_START + data + _PASTE_END  # a paste the terminal did not bracket
+        elif b"\x1b[20" in data:  # the client's own paste markers: inside its paste or not
+            start, end = data.rfind(_PASTE_START), data.rfind(_PASTE_END)
+            if start != end:
+                self._client_pasting = start > end
         self._pending += data
         now = self._loop.time()
         if not self._messages.take(1, now) and self._rate_handle is None:
