@@ -60,6 +60,11 @@ def quit_question(tr: Translator) -> str:
     )
 
 
+class QuitDialog(ConfirmDialog):
+    """The question of Ctrl+Q mid-game (`PerudoApp.action_quit`): Ctrl+Q again over it
+    quits, over any other dialog it asks."""
+
+
 def idle_farewell(tr: Translator, seconds: float) -> str:
     """Why an idle session was ended, in `tr`'s language: idle in the lobby for `seconds`
     (in minutes from a minute on, rounded)."""
@@ -277,14 +282,14 @@ class PerudoApp(KeysOnTheirWay, DrawnNotices, LobbyBoundary):
             and game.me is not None
             and game.phase != "over"
             and game.seats[game.me].dice
-            and not isinstance(self.screen, ConfirmDialog)
+            and not isinstance(self.screen, QuitDialog)
         ):
 
             def confirmed(yes: bool | None) -> None:
                 if yes:
                     self.exit()
 
-            self.push_screen(ConfirmDialog(quit_question), confirmed)
+            self.push_screen(QuitDialog(quit_question), confirmed)
             return
         await super().action_quit()
 

@@ -97,16 +97,58 @@ async def test_one_byte_keys_are_paced_by_event_count() -> None:
 
 async def test_a_packet_of_text_without_an_escape_is_one_paste() -> None:
     """20 kB in one packet, no escape: a paste the terminal did not bracket, given to the app
-    as one paste, not 20,000 keys; a key after it is a key. (In two packets it would be two
-    pastes: each packet is judged alone.)"""
+    as one paste once no input came for `PASTE_IDLE` (here: its timer's callback called),
+    not 20,000 keys; a key after it is a key."""
     session, driver = await _paced_session()
     _pump_all(session, driver, b"d" * 20_000, packet=20_000)
+    assert session._unbracketed is not None and driver.messages == []  # still open
+    _end_paste(session)
     session.data_received(b"q", None)
     _pump_all(session, driver, b"")
     session.connection_lost(None)
     assert [type(m) for m in driver.messages] == [events.Paste, events.Key]
     paste = driver.messages[0]
     assert isinstance(paste, events.Paste) and paste.text == "d" * 20_000
+
+
+def _end_paste(session: AppSession) -> None:
+    """As `PASTE_IDLE` without input would: the paste the terminal did not bracket ends."""
+    assert session._unbracketed is not None
+    session._unbracketed.cancel()
+    session._end_unbracketed()
+
+
+async def test_an_unbracketed_paste_in_many_packets_is_one_paste_of_whole_characters() -> None:
+    """A long paste reaches the SSH client in several reads: its packets after the first,
+    however short, go on with it (a Cyrillic letter's two bytes parted between two packets
+    stay one letter; its last short packet is not typed as keys), and a packet with an
+    escape (an arrow key) ends it at once."""
+    session, driver = await _paced_session()
+    text = "привет, мир; " * 20
+    data = text.encode()
+    assert data[71:72] != data[72:73]  # packet 1 ends inside a letter: 0xd0 | 0xb8
+    _pump_all(session, driver, data[:72], packet=72)
+    _pump_all(session, driver, data[72:-5], packet=100)
+    _pump_all(session, driver, data[-5:])  # the last 5 bytes: not keys
+    _pump_all(session, driver, b"\x1b[A")  # an arrow key: the paste ends before it
+    session.connection_lost(None)
+    assert [type(m) for m in driver.messages] == [events.Paste, events.Key]
+    paste, key = driver.messages
+    assert paste.text == text and key.key == "up"
+
+
+async def test_a_paste_marker_parted_between_packets_is_still_the_clients_paste() -> None:
+    """The client's own paste whose start marker is parted between two packets: the second
+    (no escape in it, 83 bytes) is not taken for a paste of ours, so no end marker of ours
+    closes the client's paste early and its `q`s stay pasted text, not keys."""
+    session, driver = await _paced_session()
+    for packet in (b"\x1b[2", b"00~" + b"a" * 80, b"q" * 80 + PASTE_END.encode()):
+        session.data_received(packet, None)
+    _pump_all(session, driver, b"")
+    session.connection_lost(None)
+    assert session._unbracketed is None
+    assert [type(m) for m in driver.messages] == [events.Paste]
+    assert driver.messages[0].text == "a" * 80 + "q" * 80
 
 
 async def test_a_key_storm_is_held_to_the_event_budget_then_ended_as_a_flood(caplog) -> None:

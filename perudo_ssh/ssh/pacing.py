@@ -88,14 +88,33 @@ MAX_PENDING_INPUT = 64 * 1024
 MAX_BACKLOG = 100
 """App messages queued before parsing more input waits."""
 UNBRACKETED_PASTE = 64
-"""Bytes in one input packet, none of them an escape, taken as a paste the terminal did not
-bracket: the packet is wrapped in the paste markers, so the app gets one paste (a bid field
-refuses it whole, a chat line is cut to its length, a newline in it submits nothing), not
-thousands of keys that would wait on the session's event budget and end it as a flood.
-A person's keys come a packet each (an SSH client sends what the terminal gave it at
-once), a key held down or a mouse report too; only a paste, or a program, sends more."""
+"""Bytes in one input packet, none of them an escape, taken as the start of a paste the
+terminal did not bracket: a paste marker is put before it, and the paste goes on through
+the packets after it that hold no escape, whatever their size (a long paste reaches the SSH
+client in several reads), until one holds an escape or none comes for `PASTE_IDLE`; then
+the end marker. So the app gets one paste (a bid field refuses it whole, a chat line is cut
+to its length, a newline in it submits nothing; `Limits.max_paste` cuts it whole, and a
+character's UTF-8 bytes are never parted by a marker), not thousands of keys that would
+wait on the session's event budget and end it as a flood. A person's keys come a packet
+each (an SSH client sends what the terminal gave it at once), a key held down or a mouse
+report too; only a paste, or a program, sends more. (A client that sends a whole line in
+one packet, as a phone's input bar may: a line this long is pasted, not sent.)"""
+PASTE_IDLE = 0.1
+"""Seconds without input that end a paste the terminal did not bracket."""
 _PASTE_START = b"\x1b[200~"
 _PASTE_END = b"\x1b[201~"
+_MARKER_TAIL = len(_PASTE_START) - 1
+"""Bytes of a packet kept to find a paste marker parted between two packets."""
+
+
+def _may_begin_marker(tail: bytes) -> bool:
+    """Whether `tail`, a packet's last bytes, may be the start of a paste marker that the
+    next packet ends."""
+    return any(
+        marker.startswith(tail[-n:])
+        for n in range(1, len(tail) + 1)
+        for marker in (_PASTE_START, _PASTE_END)
+    )
 
 
 class _TokenBucket:
@@ -159,6 +178,8 @@ class PacedInput:
         limits = self._limits
         self._pending = bytearray()
         self._client_pasting = False  # inside a bracketed paste of the client's own
+        self._tail = b""  # the last input's last bytes while they may part a paste marker
+        self._unbracketed: asyncio.TimerHandle | None = None  # ends our paste (`_marked`)
         self._reading_paused = False  # the channel's reading is paused (`_update_reading`)
         self._pending_full = False  # ... for `MAX_PENDING_INPUT` bytes not parsed yet
         self._rate_handle: asyncio.TimerHandle | None = None  # ... for its packet rate
@@ -180,16 +201,10 @@ class PacedInput:
     def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
         """asyncssh: `data` from the client, kept until the pump gives it to the app; past
         `MESSAGE_RATE` packets, the channel's reading is held back (never the data dropped).
-        A packet of `UNBRACKETED_PASTE` bytes or more without an escape is a paste."""
+        A packet of `UNBRACKETED_PASTE` bytes or more without an escape begins a paste."""
         if self._closed or self._flooded:
             return
-        if len(data) >= UNBRACKETED_PASTE and b"\x1b" not in data and not self._client_pasting:
-            data = _PASTE_START + data + _PASTE_END  # a paste the terminal did not bracket
-        elif b"\x1b[20" in data:  # the client's own paste markers: inside its paste or not
-            start, end = data.rfind(_PASTE_START), data.rfind(_PASTE_END)
-            if start != end:
-                self._client_pasting = start > end
-        self._pending += data
+        self._pending += self._marked(data)
         now = self._loop.time()
         if not self._messages.take(1, now) and self._rate_handle is None:
             # past `MESSAGE_RATE` packets: held back, never dropped (a big paste arrives in
@@ -197,6 +212,46 @@ class PacedInput:
             wait = max(self._messages.wait(1), RATE_PAUSE)
             self._rate_handle = self._call_later(wait, self._rate_resumed)
         self._update_reading()
+        self._schedule_pump(0.0)
+
+    def _marked(self, data: bytes) -> bytes:
+        """`data` with the markers of a paste the terminal did not bracket put in
+        (`UNBRACKETED_PASTE`): the start before a long packet with no escape, the end before
+        the next packet with one (or after `PASTE_IDLE` without input, `_end_unbracketed`).
+        Nothing is put inside the client's own bracketed paste, nor where a packet may end
+        in the start of a marker the next one finishes."""
+        out = data
+        escape = b"\x1b" in data
+        if self._unbracketed is not None:  # a paste of ours is open
+            self._unbracketed.cancel()
+            self._unbracketed = None
+            if not escape:  # it goes on, whatever the packet's size
+                self._unbracketed = self._call_later(PASTE_IDLE, self._end_unbracketed)
+            else:
+                out = _PASTE_END + data
+        elif (
+            len(data) >= UNBRACKETED_PASTE
+            and not escape
+            and not self._client_pasting
+            and not _may_begin_marker(self._tail)
+        ):
+            self._unbracketed = self._call_later(PASTE_IDLE, self._end_unbracketed)
+            out = _PASTE_START + data
+        if escape or self._tail:  # the client's own paste markers: inside its paste or not
+            joined = self._tail + data
+            start, end = joined.rfind(_PASTE_START), joined.rfind(_PASTE_END)
+            if start != end:
+                self._client_pasting = start > end
+            tail = joined[-_MARKER_TAIL:]
+            self._tail = tail if b"\x1b" in tail else b""
+        return out
+
+    def _end_unbracketed(self) -> None:
+        """No input for `PASTE_IDLE`: the paste the terminal did not bracket ends."""
+        self._unbracketed = None
+        if self._closed or self._flooded:
+            return
+        self._pending += _PASTE_END
         self._schedule_pump(0.0)
 
     def _hold(self, now: float) -> None:
