@@ -136,7 +136,7 @@ def admin_command(args: argparse.Namespace) -> int:
             for fingerprint, label in admins.items():
                 print(f"{fingerprint}  {label}".rstrip())
             return 0
-        resolve = name_resolver(args, path, missing_ok=args.action == "remove")
+        resolve = name_resolver(args, missing_ok=args.action == "remove")
         if args.action == "add":
             added = configuration.add_admin(path, args.who, resolve)
             for fingerprint in added:
@@ -291,16 +291,14 @@ def bot_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def name_resolver(
-    args: argparse.Namespace, path: Path, missing_ok: bool = False
-) -> configuration.Resolver:
+def name_resolver(args: argparse.Namespace, missing_ok: bool = False) -> configuration.Resolver:
     """How `admin` turns a player NAME into the fingerprints of every key of that account:
     a look-up in the player database (`--db`, else the config file's `[server] db`, else
     the store's default). The database is never created: a missing one gives no keys if
     `missing_ok` (remove: by label only), else a `ConfigError`, as does an unusable one."""
-    from perudo_ssh.store import DEFAULT_PATH, Store, StoreError
+    from perudo_ssh.store import Store, StoreError
 
-    db: Path = args.db or configuration.load_config(path).server.db or DEFAULT_PATH
+    db = database(args)
 
     async def fingerprints(name: str) -> list[str]:
         store = await Store.open(db)

@@ -421,17 +421,13 @@ class AdminScreen(Screen[None]):
             return
         reason = self._reason(required=False) or ""
         name, table = session.name, session.table
+        question = (
+            N_("Remove {name} from table {table}? Reason: {reason}")
+            if reason
+            else N_("Remove {name} from table {table}?")
+        )
         self._confirm(
-            lambda tr: (
-                tr._(
-                    "Remove {name} from table {table}? Reason: {reason}",
-                    name=name,
-                    table=table,
-                    reason=reason,
-                )
-                if reason
-                else tr._("Remove {name} from table {table}?", name=name, table=table)
-            ),
+            lambda tr: tr._(question, name=name, table=table, reason=reason),
             protocol.RemovePlayer(session=session.id, reason=reason),
         )
 

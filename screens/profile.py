@@ -145,27 +145,25 @@ def profile_lines(tr: Translator, profile: Profile) -> list[Content]:
         )
     else:
         rating = tr._("not rated yet")
-    if profile.level:  # the built-in bots of a level: one rating, no seat of its own
-        rows = [
+    win_rate = percent(tr, stats.wins / stats.games if stats.games else None)
+    rows = (
+        [  # the built-in bots of a level: one rating, no seat of its own
             (tr._("Rating"), rating),
             (tr._("Games"), str(len(profile.ratings))),
             ("", tr._("the built-in bots of this level share this rating")),
         ]
-        return [
-            Content.assemble((f"{label[: LABEL_WIDTH - 1]:<{LABEL_WIDTH}}", "bold"), value)
-            for label, value in rows
+        if profile.level
+        else [
+            (tr._("Rating"), rating),
+            (tr._("Games"), str(stats.games)),
+            (tr._("Wins"), tr._("{wins} ({percent})", wins=stats.wins, percent=win_rate)),
+            (terms.dudo, calls_line(tr, stats.dudo)),
+            (
+                tr._("{calza} and {jonti}", calza=terms.calza, jonti=terms.jonti),
+                calls_line(tr, stats.calza + stats.jonti),
+            ),
         ]
-    win_rate = percent(tr, stats.wins / stats.games if stats.games else None)
-    rows = [
-        (tr._("Rating"), rating),
-        (tr._("Games"), str(stats.games)),
-        (tr._("Wins"), tr._("{wins} ({percent})", wins=stats.wins, percent=win_rate)),
-        (terms.dudo, calls_line(tr, stats.dudo)),
-        (
-            tr._("{calza} and {jonti}", calza=terms.calza, jonti=terms.jonti),
-            calls_line(tr, stats.calza + stats.jonti),
-        ),
-    ]
+    )
     return [
         Content.assemble((f"{label[: LABEL_WIDTH - 1]:<{LABEL_WIDTH}}", "bold"), value)
         for label, value in rows
